@@ -1,0 +1,105 @@
+# Build: `make` builds build/libcore.a (all code that needs no KVM) and
+# build/vmm.  `make check` runs every test that needs no guest; `make test`
+# installs what is missing, then runs check and the end-to-end tests.
+#
+#   make SAN=address,undefined check    sanitizers (own build directory)
+#   make SAN=thread check
+#   make fuzz FUZZ_SECONDS=600          libFuzzer runs (clang)
+
+CC      ?= gcc
+SAN     ?=
+WERROR  ?= -Werror
+O       ?= build$(if $(SAN),/san-$(subst $(comma),-,$(SAN)))
+comma   := ,
+
+WARN    := -Wall -Wextra -Wshadow -Wvla -Wformat=2 -Wpointer-arith \
+	   -Wstrict-prototypes -Wmissing-prototypes -Wundef \
+	   $(WERROR)
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -D_GNU_SOURCE -pthread -I. $(WARN) -MMD -MP
+LDLIBS  := -luring -lpthread
+ifneq ($(SAN),)
+CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SAN)
+endif
+
+CORE_SRC := $(wildcard virtio/*.c blk/*.c)
+VMM_SRC  := $(wildcard vmm/*.c)
+CORE_OBJ := $(CORE_SRC:%.c=$(O)/%.o)
+VMM_OBJ  := $(VMM_SRC:%.c=$(O)/%.o)
+
+TEST_SUPPORT := $(wildcard tests/support/*.c)
+TEST_SRC     := $(wildcard tests/unit/test_*.c)
+TEST_BIN     := $(TEST_SRC:tests/unit/%.c=$(O)/tests/%)
+TEST_SUP_OBJ := $(TEST_SUPPORT:%.c=$(O)/%.o)
+
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY  := $(FUZZ_SRC:tests/fuzz/%.c=$(O)/fuzz-replay/%)
+FUZZ_SECONDS ?= 60
+
+BENCH_BIN := $(O)/bench/devbench
+
+.PHONY: all check test unit fuzz-replay fuzz deps guest e2e run bench clean
+all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(O)/libcore.a: $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(O)/vmm: $(VMM_OBJ) $(O)/libcore.a
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -llzma
+
+$(O)/tests/%: $(O)/tests/unit/%.o $(TEST_SUP_OBJ) $(O)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+
+$(O)/bench/devbench: $(O)/bench/devbench.o $(TEST_SUP_OBJ) $(O)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lm
+
+# The fuzz targets built by the normal compiler with a main() that replays
+# the corpus, so `make check` runs every saved input.
+$(O)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(TEST_SUP_OBJ) $(O)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+unit: $(TEST_BIN)
+	@tests/run-unit.sh $(TEST_BIN)
+
+fuzz-replay: $(FUZZ_REPLAY)
+	@tests/fuzz/replay.sh $(FUZZ_REPLAY)
+
+check: all fuzz-replay
+	@tests/run-unit.sh $(TEST_BIN) $(FUZZ_REPLAY:%=replay:%)
+
+fuzz:
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+deps:
+	@tests/deps.sh
+
+test: deps
+	$(MAKE) check
+	$(MAKE) e2e
+
+guest:
+	guest/build.sh
+
+e2e: all guest
+	tests/e2e/run.sh
+
+run: all
+	$(BENCH_BIN) --quick
+
+bench: $(BENCH_BIN)
+
+clean:
+	rm -rf build
+
+-include $(shell find $(O) -name '*.d' -type f -not -path '*/guest/*' 2>/dev/null)
+
+.SECONDARY:

@@ -1,0 +1,63 @@
+/* Storage backends behind virtio-blk, plugged in through one ops table.
+ *
+ * A backend is opened once per disk; each virtqueue opens its own
+ * backend queue, which only that queue's iothread touches.  submit()
+ * queues a parsed request; kick() hands queued requests to the kernel;
+ * reap() returns finished ones with r->result set.  A backend whose
+ * completions arrive asynchronously exposes a wait fd that becomes
+ * readable when reap() has work.
+ */
+#ifndef BLK_BACKEND_H
+#define BLK_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blk/req.h"
+
+struct blk_opts;
+struct blk_backend;
+struct blk_bq;
+
+/* What open() learned about the disk. */
+struct blk_backend_info {
+	uint64_t size;     /* bytes; capacity is size / 512 */
+	uint32_t blk_size; /* logical block size */
+	bool ro;
+	bool discard;      /* discard works */
+	bool write_zeroes; /* write-zeroes works */
+};
+
+struct blk_queue_params {
+	unsigned int depth;  /* max requests in flight (the queue size) */
+	bool write_through;  /* FLUSH not negotiated: writes durable on completion */
+};
+
+struct blk_backend_ops {
+	const char *name;
+	/* 0 or -errno; on error, msg (if not NULL) gets one line. */
+	int (*open)(const struct blk_opts *o, struct blk_backend **out,
+		    struct blk_backend_info *info, char *msg, unsigned int msglen);
+	void (*close)(struct blk_backend *b);
+	int (*queue_open)(struct blk_backend *b, const struct blk_queue_params *p,
+			  struct blk_bq **out);
+	/* Waits for in-flight requests, then frees the queue. */
+	void (*queue_close)(struct blk_bq *q);
+	/* 0: accepted; -EAGAIN: full, try again after a reap. */
+	int (*submit)(struct blk_bq *q, struct blk_req *r);
+	/* Hand everything accepted so far to the kernel. */
+	void (*kick)(struct blk_bq *q);
+	/* Finished requests, at most max; never blocks. */
+	unsigned int (*reap)(struct blk_bq *q, struct blk_req **done,
+			     unsigned int max);
+	/* Readable when reap() has work; -1 if completions are synchronous.
+	 * The iothread clears it with a read. */
+	int (*wait_fd)(struct blk_bq *q);
+	/* Requests accepted and not yet reaped. */
+	unsigned int (*inflight)(struct blk_bq *q);
+};
+
+extern const struct blk_backend_ops blk_backend_file;
+extern const struct blk_backend_ops blk_backend_ram;
+
+#endif

@@ -1,0 +1,218 @@
+/* The virtio-blk device: features, config space, queues. */
+#include "blk/blk.h"
+
+#include <errno.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ring.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "blk/queue.h"
+
+#define BLK_MAX_DWZ_SECTORS (1u << 22) /* 2 GiB per discard/write-zeroes */
+
+struct blk_dev {
+	struct blk_opts opts;
+	const struct blk_backend_ops *ops;
+	struct blk_backend *backend;
+	struct blk_backend_info info;
+	struct blk_req_limits limits;
+	void (*needs_reset)(void *opaque);
+	void *reset_opaque;
+	unsigned int nq;      /* queues offered */
+	unsigned int running; /* queues started */
+	struct blk_queue q[BLK_MAX_QUEUES];
+	struct blk_stats stats; /* totals of stopped queues */
+};
+
+int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
+		   unsigned int msglen)
+{
+	struct blk_dev *d = calloc(1, sizeof(*d));
+	int ret;
+
+	if (!d)
+		return -ENOMEM;
+	d->opts = *o;
+	d->nq = o->queues ? o->queues : 1;
+	if (d->nq > BLK_MAX_QUEUES) {
+		snprintf(msg, msglen, "at most %u queues per disk",
+			 BLK_MAX_QUEUES);
+		free(d);
+		return -EINVAL;
+	}
+	d->ops = o->path ? &blk_backend_file : &blk_backend_ram;
+	ret = d->ops->open(o, &d->backend, &d->info, msg, msglen);
+	if (ret) {
+		free(d);
+		return ret;
+	}
+	for (unsigned int i = 0; i < BLK_MAX_QUEUES; i++) {
+		d->q[i].kick_fd = d->q[i].call_fd = d->q[i].stop_fd = -1;
+		pthread_mutex_init(&d->q[i].lock, NULL);
+		pthread_cond_init(&d->q[i].cond, NULL);
+	}
+	memcpy(d->limits.serial, o->serial, BLK_ID_BYTES);
+	d->limits.capacity = d->info.size >> BLK_SECTOR_SHIFT;
+	d->limits.ro = d->info.ro || o->ro;
+	d->limits.max_discard_sectors = BLK_MAX_DWZ_SECTORS;
+	d->limits.max_write_zeroes_sectors = BLK_MAX_DWZ_SECTORS;
+	*out = d;
+	return 0;
+}
+
+void blk_dev_destroy(struct blk_dev *d)
+{
+	if (!d)
+		return;
+	blk_dev_stop(d);
+	for (unsigned int i = 0; i < BLK_MAX_QUEUES; i++) {
+		pthread_mutex_destroy(&d->q[i].lock);
+		pthread_cond_destroy(&d->q[i].cond);
+	}
+	d->ops->close(d->backend);
+	free(d);
+}
+
+uint64_t blk_dev_features(const struct blk_dev *d)
+{
+	uint64_t f = 1ull << VIRTIO_F_VERSION_1 |
+		     1ull << VIRTIO_RING_F_EVENT_IDX |
+		     1ull << VIRTIO_RING_F_INDIRECT_DESC |
+		     1ull << VIRTIO_BLK_F_SEG_MAX |
+		     1ull << VIRTIO_BLK_F_BLK_SIZE |
+		     1ull << VIRTIO_BLK_F_FLUSH |
+		     1ull << VIRTIO_BLK_F_MQ;
+
+	if (d->limits.ro)
+		return f | 1ull << VIRTIO_BLK_F_RO;
+	if (d->info.discard)
+		f |= 1ull << VIRTIO_BLK_F_DISCARD;
+	if (d->info.write_zeroes)
+		f |= 1ull << VIRTIO_BLK_F_WRITE_ZEROES;
+	return f;
+}
+
+unsigned int blk_dev_num_queues(const struct blk_dev *d)
+{
+	return d->nq;
+}
+
+void blk_dev_config(const struct blk_dev *d, struct virtio_blk_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->capacity = d->limits.capacity;
+	c->seg_max = BLK_SEG_MAX;
+	c->blk_size = d->info.blk_size;
+	c->num_queues = (uint16_t)d->nq;
+	c->max_discard_sectors = d->limits.max_discard_sectors;
+	c->max_discard_seg = 1;
+	c->discard_sector_alignment = d->info.blk_size >> BLK_SECTOR_SHIFT;
+	c->max_write_zeroes_sectors = d->limits.max_write_zeroes_sectors;
+	c->max_write_zeroes_seg = 1;
+	c->write_zeroes_may_unmap = 1;
+}
+
+void blk_dev_set_reset_hook(struct blk_dev *d, void (*fn)(void *), void *opaque)
+{
+	d->needs_reset = fn;
+	d->reset_opaque = opaque;
+}
+
+static void blk_queue_free(struct blk_queue *q)
+{
+	free(q->reqs);
+	free(q->iovs);
+	free(q->done);
+	q->reqs = NULL;
+	q->iovs = NULL;
+	q->done = NULL;
+	if (q->stop_fd >= 0)
+		close(q->stop_fd);
+	q->stop_fd = -1;
+}
+
+static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
+			   const struct gmem *m, uint64_t features,
+			   const struct blk_queue_cfg *c)
+{
+	int ret = virtq_init(&q->vq, m, c->size, c->desc, c->avail, c->used,
+			     features & (1ull << VIRTIO_RING_F_EVENT_IDX),
+			     features & (1ull << VIRTIO_RING_F_INDIRECT_DESC));
+
+	if (ret)
+		return ret;
+	q->limits = &d->limits;
+	q->ops = d->ops;
+	q->backend = d->backend;
+	q->params.depth = c->size;
+	q->params.write_through = !(features & (1ull << VIRTIO_BLK_F_FLUSH));
+	q->batch = d->opts.batch;
+	q->kick_fd = c->kick_fd;
+	q->call_fd = c->call_fd;
+	q->needs_reset = d->needs_reset;
+	q->reset_opaque = d->reset_opaque;
+	q->io_errors = 0;
+	q->pushed = false;
+	q->reqs = calloc(c->size, sizeof(*q->reqs));
+	q->iovs = calloc((size_t)c->size * BLK_REQ_MAX_IOV, sizeof(*q->iovs));
+	q->done = calloc(c->size, sizeof(*q->done));
+	q->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (!q->reqs || !q->iovs || !q->done || q->stop_fd < 0) {
+		blk_queue_free(q);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int blk_dev_start(struct blk_dev *d, const struct gmem *m, uint64_t features,
+		  const struct blk_queue_cfg *qc, unsigned int nq)
+{
+	int ret = 0;
+
+	if (d->running || !nq || nq > d->nq)
+		return -EINVAL;
+	features &= blk_dev_features(d);
+	d->limits.discard = features & (1ull << VIRTIO_BLK_F_DISCARD);
+	d->limits.write_zeroes = features & (1ull << VIRTIO_BLK_F_WRITE_ZEROES);
+	for (unsigned int i = 0; i < nq && !ret; i++) {
+		ret = blk_queue_setup(d, &d->q[i], m, features, &qc[i]);
+		if (!ret) {
+			ret = blk_queue_start(&d->q[i]);
+			if (ret)
+				blk_queue_free(&d->q[i]);
+		}
+		if (!ret)
+			d->running = i + 1;
+	}
+	if (ret)
+		blk_dev_stop(d);
+	return ret;
+}
+
+static void blk_stats_add(struct blk_stats *s, const struct blk_queue *q)
+{
+	s->requests += q->vq.stats.popped;
+	s->bad_chains += q->vq.stats.bad_chains;
+	s->ring_errors += q->vq.stats.ring_errors;
+	s->notifies += q->vq.stats.notifies;
+	s->io_errors += q->io_errors;
+}
+
+void blk_dev_stop(struct blk_dev *d)
+{
+	for (unsigned int i = 0; i < d->running; i++) {
+		blk_queue_stop(&d->q[i]);
+		blk_stats_add(&d->stats, &d->q[i]);
+		blk_queue_free(&d->q[i]);
+	}
+	d->running = 0;
+}
+
+void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s)
+{
+	*s = d->stats;
+}

@@ -1,0 +1,245 @@
+/* The per-virtqueue iothread: pop, parse, submit; reap, push, notify.
+ *
+ * Default (batch off): a request goes to the kernel as soon as it is
+ * parsed, and each completion is published and notified (as EVENT_IDX
+ * allows) as soon as it is reaped.  batch=on submits once per drain pass
+ * and publishes completions once per pass.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blk/queue.h"
+
+static void blk_fd_signal(int fd)
+{
+	uint64_t one = 1;
+
+	/* Only fails if the counter would overflow: a wake-up is pending. */
+	(void)!write(fd, &one, sizeof(one));
+}
+
+static void blk_fd_clear(int fd)
+{
+	uint64_t v;
+
+	(void)!read(fd, &v, sizeof(v));
+}
+
+/* Publish what was pushed and interrupt the driver if it wants one. */
+static void blk_queue_flush_used(struct blk_queue *q)
+{
+	if (!q->pushed)
+		return;
+	q->pushed = false;
+	virtq_publish(&q->vq);
+	if (virtq_need_notify(&q->vq))
+		blk_fd_signal(q->call_fd);
+}
+
+static void blk_queue_complete(struct blk_queue *q, uint16_t head,
+			       uint32_t len)
+{
+	virtq_push(&q->vq, head, len);
+	q->pushed = true;
+	if (!q->batch)
+		blk_queue_flush_used(q);
+}
+
+static unsigned int blk_queue_reap(struct blk_queue *q)
+{
+	unsigned int n, total = 0;
+
+	do {
+		n = q->ops->reap(q->bq, q->done, q->vq.size);
+		for (unsigned int i = 0; i < n; i++) {
+			struct blk_req *r = q->done[i];
+
+			if (r->result == VIRTIO_BLK_S_IOERR)
+				q->io_errors++;
+			blk_queue_complete(q, r->head,
+					   blk_req_finish(r, r->result));
+		}
+		total += n;
+	} while (n == q->vq.size);
+	return total;
+}
+
+/* Pop and handle one chain.  1: progress, 0: empty or backend full,
+ * -EPROTO: ring broken. */
+static int blk_queue_one(struct blk_queue *q)
+{
+	struct virtq_elem e;
+	struct blk_req *r;
+	uint16_t head;
+	int ret;
+
+	ret = virtq_next_head(&q->vq, &head);
+	if (ret <= 0)
+		return ret;
+	ret = virtq_read_chain(&q->vq, head, &e,
+			       q->iovs + (size_t)head * BLK_REQ_MAX_IOV,
+			       BLK_REQ_MAX_IOV);
+	r = &q->reqs[head];
+	if (ret) {
+		blk_queue_complete(q, head, 0);
+		return 1;
+	}
+	switch (blk_req_parse(q->limits, &e, r)) {
+	case BLK_PARSE_BAD_CHAIN:
+		q->vq.stats.bad_chains++;
+		blk_queue_complete(q, head, 0);
+		return 1;
+	case BLK_PARSE_DONE:
+		blk_queue_complete(q, head, r->used_len);
+		return 1;
+	case BLK_PARSE_SUBMIT:
+		break;
+	}
+	if (q->ops->submit(q->bq, r) == -EAGAIN) {
+		/* Backend full: leave the chain in the ring until a reap. */
+		virtq_unpop(&q->vq, head);
+		q->backend_full = true;
+		return 0;
+	}
+	if (!q->batch)
+		q->ops->kick(q->bq);
+	return 1;
+}
+
+/* One drain pass over the avail ring.  Returns requests handled. */
+static unsigned int blk_queue_drain(struct blk_queue *q)
+{
+	unsigned int n = 0;
+	int ret;
+
+	q->backend_full = false;
+	while ((ret = blk_queue_one(q)) > 0)
+		n++;
+	if (ret == -EPROTO && !q->reset_sent) {
+		/* The ring is broken: stop taking requests, tell the driver. */
+		q->reset_sent = true;
+		if (q->needs_reset)
+			q->needs_reset(q->reset_opaque);
+	}
+	if (q->batch)
+		q->ops->kick(q->bq);
+	return n;
+}
+
+/* Sleep until a kick, a completion or the stop signal.  false: stop. */
+static bool blk_queue_wait(struct blk_queue *q)
+{
+	struct pollfd p[3] = {
+		{ .fd = q->stop_fd, .events = POLLIN },
+		{ .fd = q->kick_fd, .events = POLLIN },
+		{ .fd = q->ops->wait_fd(q->bq), .events = POLLIN },
+	};
+
+	while (poll(p, p[2].fd >= 0 ? 3 : 2, -1) < 0)
+		if (errno != EINTR)
+			return false;
+	if (p[0].revents)
+		return false;
+	if (p[1].revents)
+		blk_fd_clear(q->kick_fd);
+	if (p[2].fd >= 0 && p[2].revents)
+		blk_fd_clear(p[2].fd);
+	return true;
+}
+
+static void blk_queue_loop(struct blk_queue *q)
+{
+	for (;;) {
+		unsigned int n = blk_queue_drain(q);
+
+		n += blk_queue_reap(q);
+		blk_queue_flush_used(q);
+		if (n)
+			continue;
+		/* Idle: ask for a kick, then look once more before sleeping. */
+		if (!q->vq.broken && !q->backend_full &&
+		    virtq_enable_kick(&q->vq))
+			continue;
+		if (!blk_queue_wait(q))
+			return;
+		virtq_disable_kick(&q->vq);
+	}
+}
+
+/* After stop: let in-flight I/O finish and give every head back. */
+static void blk_queue_drain_inflight(struct blk_queue *q)
+{
+	int fd = q->ops->wait_fd(q->bq);
+
+	while (q->ops->inflight(q->bq)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (!blk_queue_reap(q) && fd >= 0 && poll(&p, 1, 100) > 0)
+			blk_fd_clear(fd);
+	}
+	blk_queue_reap(q);
+	q->batch = true; /* publish once, no interrupt: the driver is resetting */
+	q->pushed = false;
+	virtq_publish(&q->vq);
+}
+
+static void blk_queue_started(struct blk_queue *q, int err)
+{
+	pthread_mutex_lock(&q->lock);
+	q->start_err = err;
+	q->start_done = true;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+static void *blk_queue_thread(void *arg)
+{
+	struct blk_queue *q = arg;
+	/* The backend queue (an io_uring) belongs to this thread. */
+	int ret = q->ops->queue_open(q->backend, &q->params, &q->bq);
+
+	blk_queue_started(q, ret);
+	if (ret)
+		return NULL;
+	blk_queue_loop(q);
+	blk_queue_drain_inflight(q);
+	q->ops->queue_close(q->bq);
+	q->bq = NULL;
+	return NULL;
+}
+
+int blk_queue_start(struct blk_queue *q)
+{
+	int ret;
+
+	q->start_done = false;
+	q->reset_sent = false;
+	ret = -pthread_create(&q->thread, NULL, blk_queue_thread, q);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&q->lock);
+	while (!q->start_done)
+		pthread_cond_wait(&q->cond, &q->lock);
+	ret = q->start_err;
+	pthread_mutex_unlock(&q->lock);
+	if (ret) {
+		pthread_join(q->thread, NULL);
+		return ret;
+	}
+	q->started = true;
+	return 0;
+}
+
+void blk_queue_stop(struct blk_queue *q)
+{
+	if (!q->started)
+		return;
+	blk_fd_signal(q->stop_fd);
+	pthread_join(q->thread, NULL);
+	blk_fd_clear(q->stop_fd);
+	q->started = false;
+}

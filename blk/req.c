@@ -1,0 +1,203 @@
+#include "blk/req.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct blk_hdr {
+	uint32_t type;
+	uint32_t ioprio;
+	uint64_t sector;
+};
+
+struct blk_dwz_seg {
+	uint64_t sector;
+	uint32_t num_sectors;
+	uint32_t flags;
+};
+
+/* Copy len bytes starting at byte off of iov[0..n) into dst. */
+static int iov_copy_from(const struct iovec *iov, unsigned int n, uint64_t off,
+			 void *dst, uint64_t len)
+{
+	uint8_t *d = dst;
+
+	for (unsigned int i = 0; i < n && len; i++) {
+		uint64_t l = iov[i].iov_len, c;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		c = l - off < len ? l - off : len;
+		memcpy(d, (uint8_t *)iov[i].iov_base + off, c);
+		d += c;
+		len -= c;
+		off = 0;
+	}
+	return len ? -EFAULT : 0;
+}
+
+/* Copy src into iov[0..n), as much as fits; returns bytes copied. */
+static uint64_t iov_copy_to(struct iovec *iov, unsigned int n, const void *src,
+			    uint64_t len)
+{
+	const uint8_t *s = src;
+	uint64_t done = 0;
+
+	for (unsigned int i = 0; i < n && done < len; i++) {
+		uint64_t c = iov[i].iov_len < len - done ? iov[i].iov_len
+							 : len - done;
+
+		memcpy(iov[i].iov_base, s + done, c);
+		done += c;
+	}
+	return done;
+}
+
+/* Drop the first skip bytes of iov[0..*n) in place; returns the new start. */
+static struct iovec *iov_skip(struct iovec *iov, unsigned int *n, uint64_t skip)
+{
+	while (*n && skip >= iov->iov_len) {
+		skip -= iov->iov_len;
+		iov++;
+		(*n)--;
+	}
+	if (*n && skip) {
+		iov->iov_base = (uint8_t *)iov->iov_base + skip;
+		iov->iov_len -= skip;
+	}
+	return iov;
+}
+
+/* Drop the last byte of iov[0..*n) (it is the status byte). */
+static uint8_t *iov_pop_last_byte(struct iovec *iov, unsigned int *n)
+{
+	struct iovec *last = &iov[*n - 1];
+	uint8_t *status = (uint8_t *)last->iov_base + last->iov_len - 1;
+
+	if (--last->iov_len == 0)
+		(*n)--;
+	return status;
+}
+
+uint32_t blk_req_finish(struct blk_req *r, uint8_t status)
+{
+	*r->status = status;
+	return status == VIRTIO_BLK_S_OK ? r->used_len : 1;
+}
+
+static bool blk_range_ok(const struct blk_req_limits *l, uint64_t sector,
+			 uint64_t sectors)
+{
+	uint64_t end;
+
+	return !__builtin_add_overflow(sector, sectors, &end) &&
+	       end <= l->capacity;
+}
+
+static enum blk_parse blk_done(struct blk_req *r, uint8_t status)
+{
+	r->used_len = blk_req_finish(r, status);
+	return BLK_PARSE_DONE;
+}
+
+static enum blk_parse blk_parse_rw(const struct blk_req_limits *l,
+				   struct blk_req *r)
+{
+	if (r->type == VIRTIO_BLK_T_OUT && l->ro)
+		return blk_done(r, VIRTIO_BLK_S_IOERR);
+	if (r->len % BLK_SECTOR_SIZE || r->len >= UINT32_MAX ||
+	    !blk_range_ok(l, r->sector, r->len >> BLK_SECTOR_SHIFT))
+		return blk_done(r, VIRTIO_BLK_S_IOERR);
+	if (!r->len)
+		return blk_done(r, VIRTIO_BLK_S_OK);
+	return BLK_PARSE_SUBMIT;
+}
+
+static enum blk_parse blk_parse_dwz(const struct blk_req_limits *l,
+				    struct blk_req *r)
+{
+	bool discard = r->type == VIRTIO_BLK_T_DISCARD;
+	uint32_t max = discard ? l->max_discard_sectors
+			       : l->max_write_zeroes_sectors;
+	struct blk_dwz_seg seg;
+
+	if (discard ? !l->discard : !l->write_zeroes)
+		return blk_done(r, VIRTIO_BLK_S_UNSUPP);
+	/* We offer one segment per request (max_*_seg = 1). */
+	if (r->len != sizeof(seg))
+		return blk_done(r, r->len % sizeof(seg) || !r->len
+					   ? VIRTIO_BLK_S_IOERR
+					   : VIRTIO_BLK_S_UNSUPP);
+	iov_copy_from(r->iov, r->niov, 0, &seg, sizeof(seg));
+	if (seg.flags & ~(uint32_t)VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP ||
+	    (discard && seg.flags))
+		return blk_done(r, VIRTIO_BLK_S_UNSUPP);
+	if (l->ro || seg.num_sectors > max ||
+	    !blk_range_ok(l, seg.sector, seg.num_sectors))
+		return blk_done(r, VIRTIO_BLK_S_IOERR);
+	r->sector = seg.sector;
+	r->len = (uint64_t)seg.num_sectors << BLK_SECTOR_SHIFT;
+	r->unmap = seg.flags & VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP;
+	r->niov = 0;
+	if (!r->len)
+		return blk_done(r, VIRTIO_BLK_S_OK);
+	return BLK_PARSE_SUBMIT;
+}
+
+static enum blk_parse blk_parse_get_id(const struct blk_req_limits *l,
+				       struct blk_req *r)
+{
+	uint64_t n = iov_copy_to(r->iov, r->niov, l->serial,
+				 r->len < BLK_ID_BYTES ? r->len : BLK_ID_BYTES);
+
+	r->used_len = (uint32_t)n + 1;
+	return blk_done(r, VIRTIO_BLK_S_OK);
+}
+
+enum blk_parse blk_req_parse(const struct blk_req_limits *l,
+			     struct virtq_elem *e, struct blk_req *r)
+{
+	struct blk_hdr h;
+	unsigned int n_out = e->n_out, n_in = e->n_in;
+	struct iovec *out, *in;
+
+	memset(r, 0, sizeof(*r));
+	r->head = e->head;
+	if (e->out_len < sizeof(h) || !e->in_len)
+		return BLK_PARSE_BAD_CHAIN; /* no header, or no status byte */
+	/* The header is copied once; the guest may change it later. */
+	iov_copy_from(e->iov, n_out, 0, &h, sizeof(h));
+	out = iov_skip(e->iov, &n_out, sizeof(h));
+	in = e->iov + e->n_out;
+	r->status = iov_pop_last_byte(in, &n_in);
+	r->type = h.type;
+	r->sector = h.sector;
+	r->used_len = 1;
+
+	switch (h.type) {
+	case VIRTIO_BLK_T_IN:
+	case VIRTIO_BLK_T_GET_ID:
+		r->iov = in;
+		r->niov = n_in;
+		r->len = e->in_len - 1;
+		r->used_len = (uint32_t)e->in_len;
+		return h.type == VIRTIO_BLK_T_IN ? blk_parse_rw(l, r)
+						 : blk_parse_get_id(l, r);
+	case VIRTIO_BLK_T_OUT:
+		r->iov = out;
+		r->niov = n_out;
+		r->len = e->out_len - sizeof(h);
+		return blk_parse_rw(l, r);
+	case VIRTIO_BLK_T_FLUSH:
+		return BLK_PARSE_SUBMIT;
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		r->iov = out;
+		r->niov = n_out;
+		r->len = e->out_len - sizeof(h);
+		return blk_parse_dwz(l, r);
+	default:
+		return blk_done(r, VIRTIO_BLK_S_UNSUPP);
+	}
+}

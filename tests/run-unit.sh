@@ -1,0 +1,28 @@
+#!/bin/sh
+# Run test binaries; each prints cmocka's own summary.  An argument
+# "replay:BIN" replays the fuzz corpus tests/fuzz/corpus/NAME with BIN.
+# Ends with one "N passed, N failed" line counting binaries.
+pass=0
+fail=0
+failed=""
+for t in "$@"; do
+	case "$t" in
+	replay:*)
+		bin=${t#replay:}
+		name=$(basename "$bin")
+		set -- "$bin" "tests/fuzz/corpus/${name#fuzz_}"
+		;;
+	*)
+		set -- "$t"
+		;;
+	esac
+	if "$@"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		failed="$failed $1"
+	fi
+done
+[ -z "$failed" ] || echo "failed:$failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,46 @@
+/* Guest memory: regions of guest-physical RAM mapped into this process.
+ *
+ * Every accessor refuses a range that is empty, wraps around, or is not
+ * wholly inside RAM.  Guest-controlled addresses must go through here
+ * before they are dereferenced.
+ */
+#ifndef VIRTIO_GMEM_H
+#define VIRTIO_GMEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define GMEM_MAX_REGIONS 4
+
+struct gmem_region {
+	uint64_t gpa;  /* guest-physical start */
+	uint64_t size; /* bytes */
+	uint8_t *hva;  /* host address of gpa */
+};
+
+struct gmem {
+	unsigned int nr;
+	struct gmem_region r[GMEM_MAX_REGIONS];
+};
+
+/* Add a region; regions must not overlap.  0 or -EINVAL / -ENOSPC. */
+int gmem_add(struct gmem *m, uint64_t gpa, uint64_t size, void *hva);
+
+/* Host pointer to [gpa, gpa+len) if it lies inside one region, else NULL. */
+void *gmem_ptr(const struct gmem *m, uint64_t gpa, uint64_t len);
+
+/* Copies that may span adjacent regions.  0 or -EFAULT. */
+int gmem_read(const struct gmem *m, uint64_t gpa, void *dst, uint64_t len);
+int gmem_write(const struct gmem *m, uint64_t gpa, const void *src,
+	       uint64_t len);
+
+/* Append iovecs covering [gpa, gpa+len) to iov[*n..max).
+ * 0, -EFAULT (not RAM, empty, wraps) or -E2BIG (out of iovecs). */
+int gmem_iov(const struct gmem *m, uint64_t gpa, uint64_t len,
+	     struct iovec *iov, unsigned int max, unsigned int *n);
+
+/* True if host range [p, p+len) lies inside guest RAM (for tests/asserts). */
+bool gmem_contains_host(const struct gmem *m, const void *p, uint64_t len);
+
+#endif

@@ -1,0 +1,197 @@
+/* PCI configuration space and the virtio-pci modern transport (pure).
+ *
+ * Three parts, none of which makes a KVM ioctl:
+ *  - struct pci_func: a type-0 function's config space with write masks,
+ *    BARs and a capability list (also used by vmm/ for the host bridge
+ *    and pvpanic);
+ *  - struct vdev (virtio/vdev.c): device status state machine, feature
+ *    negotiation and the queue registers, on top of a struct vdev_ops;
+ *  - struct vpci (virtio/pci.c): the virtio-pci modern register layout
+ *    (common, notify, ISR and device config capabilities) and MSI-X in
+ *    BAR 0, decoded into vdev calls.  What needs KVM (MSI routes, irqfds,
+ *    ioeventfds) is asked for through struct vpci_cb.
+ *
+ * Every value the guest writes is checked here; nothing the guest does
+ * makes these functions fail in a way that stops the VMM.
+ */
+#ifndef VIRTIO_PCI_H
+#define VIRTIO_PCI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "virtio/gmem.h"
+#include "virtio/vdev.h"
+
+/* ---- generic PCI function ---------------------------------------- */
+
+#define PCI_CFG_SPACE 256
+#define PCI_BARS 6
+
+struct pci_func {
+	uint8_t cfg[PCI_CFG_SPACE];
+	uint8_t wmask[PCI_CFG_SPACE]; /* bits the guest may change */
+	uint32_t bar_size[PCI_BARS];  /* 0: no BAR; else a power of two */
+	bool bar_io[PCI_BARS];
+	uint8_t last_cap;             /* offset of the last capability */
+	uint8_t cap_end;              /* first free byte for a capability */
+};
+
+void pci_func_init(struct pci_func *f, uint16_t vendor, uint16_t device,
+		   uint32_t class_code, uint8_t revision, uint16_t subsys_vendor,
+		   uint16_t subsys);
+/* BAR bar of size (power of two, >= 16 for memory, >= 4 for I/O) at addr.
+ * 0 or -EINVAL. */
+int pci_func_set_bar(struct pci_func *f, unsigned int bar, uint32_t size,
+		     bool io, uint32_t addr);
+/* Append a capability (cap[0] is its ID; next pointer filled in).
+ * Returns its offset, or -ENOSPC. */
+int pci_func_add_cap(struct pci_func *f, const void *cap, uint8_t len);
+/* Config access of size 1, 2 or 4 at off (naturally aligned; anything
+ * else reads ~0 and is ignored on write). */
+uint32_t pci_func_read(const struct pci_func *f, uint32_t off,
+		       unsigned int size);
+void pci_func_write(struct pci_func *f, uint32_t off, unsigned int size,
+		    uint32_t val);
+/* True if the BAR decodes now (decoding enabled, address programmed);
+ * *base gets its address. */
+bool pci_func_bar(const struct pci_func *f, unsigned int bar, uint64_t *base);
+
+/* ---- virtio device state (virtio/vdev.c) ---------------------------- */
+
+#define VDEV_NO_VECTOR 0xffff
+#define VDEV_ISR_QUEUE 0x1
+#define VDEV_ISR_CONFIG 0x2
+
+struct vdev {
+	const struct vdev_ops *ops;
+	void *impl;
+	const struct gmem *mem;
+	uint64_t offered;         /* device features, transport-filtered */
+	uint64_t driver_features; /* as written by the driver */
+	uint32_t dfselect, gfselect;
+	uint8_t status;
+	uint8_t needs_reset;      /* set by any thread, atomically */
+	uint8_t isr;              /* ISR status, read-to-clear (atomic) */
+	uint16_t queue_select;
+	uint16_t msix_config;
+	unsigned int nq;
+	bool started;
+	struct vdev_queue q[VDEV_MAX_QUEUES];
+	/* Raise the config-change interrupt (any thread). */
+	void (*config_irq)(void *opaque);
+	void *opaque;
+	uint64_t refused;         /* driver writes refused, counted */
+};
+
+/* 0 or -EINVAL (bad ops, too many queues, queue size not 2^n). */
+int vdev_init(struct vdev *v, const struct vdev_ops *ops, void *impl,
+	      const struct gmem *m, void (*config_irq)(void *), void *opaque);
+uint8_t vdev_get_status(const struct vdev *v);
+/* Driver writes the status register.  0 resets.  FEATURES_OK is
+ * refused (stays clear) when the driver accepted features that were not
+ * offered or left out VERSION_1; DRIVER_OK starts the device.  Returns
+ * the status as it now reads. */
+uint8_t vdev_set_status(struct vdev *v, uint8_t val);
+void vdev_reset(struct vdev *v);
+uint32_t vdev_get_device_features(const struct vdev *v);
+uint32_t vdev_get_driver_features(const struct vdev *v);
+void vdev_set_driver_features(struct vdev *v, uint32_t val);
+/* The selected queue, or NULL when queue_select is out of range. */
+struct vdev_queue *vdev_selected(struct vdev *v);
+/* Queue register writes; ignored (and counted) after the queue was
+ * enabled, after DRIVER_OK, or for a queue that does not exist. */
+void vdev_queue_set_size(struct vdev *v, uint16_t size);
+void vdev_queue_set_addr(struct vdev *v, unsigned int which, bool hi,
+			 uint32_t val); /* which: 0 desc, 1 driver, 2 device */
+/* Enable: checks size and that the rings lie in RAM; refused if not. */
+void vdev_queue_enable(struct vdev *v);
+/* Any thread: the device needs a reset (sets the status bit, sends a
+ * config interrupt). */
+void vdev_signal_needs_reset(struct vdev *v);
+/* ISR status, cleared by the read. */
+uint8_t vdev_read_isr(struct vdev *v);
+
+/* ---- virtio-pci modern transport (virtio/pci.c) ------------------- */
+
+/* BAR 0 layout. */
+#define VPCI_COMMON_OFF 0x0000
+#define VPCI_COMMON_LEN 0x0040
+#define VPCI_ISR_OFF 0x1000
+#define VPCI_ISR_LEN 0x0004
+#define VPCI_DEVCFG_OFF 0x2000
+#define VPCI_DEVCFG_LEN 0x1000
+#define VPCI_NOTIFY_OFF 0x3000
+#define VPCI_NOTIFY_MULT 4
+#define VPCI_NOTIFY_LEN (VDEV_MAX_QUEUES * VPCI_NOTIFY_MULT)
+#define VPCI_MSIX_TABLE_OFF 0x4000
+#define VPCI_MSIX_PBA_OFF 0x5000
+#define VPCI_BAR_SIZE 0x8000
+#define VPCI_MSIX_MAX (VDEV_MAX_QUEUES + 1)
+
+/* Interrupt sources: 0 is the config change, 1 + q is queue q. */
+#define VPCI_SRC_CONFIG 0
+#define VPCI_SRC_QUEUE(q) (1 + (q))
+#define VPCI_MAX_SRC (1 + VDEV_MAX_QUEUES)
+
+struct vpci_cb {
+	void *opaque;
+	/* Source src now delivers the MSI (addr, data), or, with on false,
+	 * nothing (vector masked, unprogrammed, or MSI-X off): signals must
+	 * stay pending until it is on again. */
+	void (*irq_route)(void *opaque, unsigned int src, bool on,
+			  uint64_t addr, uint32_t data);
+	/* Is source src's interrupt pending (for the PBA)?  May be NULL. */
+	bool (*irq_pending)(void *opaque, unsigned int src);
+	/* The notify area moved: kicks for queue q arrive at
+	 * base + q * VPCI_NOTIFY_MULT.  mapped false: it decodes nowhere. */
+	void (*notify_map)(void *opaque, bool mapped, uint64_t base);
+	/* A kick that reached the vCPU thread (no ioeventfd caught it). */
+	void (*notify)(void *opaque, unsigned int q);
+};
+
+struct vpci_msix_entry {
+	uint32_t addr_lo, addr_hi, data, ctrl;
+};
+
+struct vpci_route {
+	bool on;
+	uint64_t addr;
+	uint32_t data;
+};
+
+struct vpci {
+	pthread_mutex_t lock;
+	struct pci_func func;
+	struct vdev *vdev;
+	struct vpci_cb cb;
+	unsigned int nvec;
+	uint8_t msix_cap;         /* offset of the MSI-X capability */
+	struct vpci_msix_entry msix[VPCI_MSIX_MAX];
+	struct vpci_route route[VPCI_MAX_SRC];
+	bool route_valid;
+	bool notify_mapped;
+	uint64_t notify_base;
+	uint64_t bad_access;      /* malformed guest accesses, counted */
+};
+
+/* A virtio-pci function for v with BAR 0 (VPCI_BAR_SIZE, 32-bit memory)
+ * at bar_addr.  0 or -EINVAL. */
+int vpci_init(struct vpci *p, struct vdev *v, const struct vpci_cb *cb,
+	      uint32_t bar_addr);
+void vpci_destroy(struct vpci *p);
+uint32_t vpci_cfg_read(struct vpci *p, uint32_t off, unsigned int size);
+void vpci_cfg_write(struct vpci *p, uint32_t off, unsigned int size,
+		    uint32_t val);
+/* If addr falls in BAR 0 as it decodes now, *off gets the offset. */
+bool vpci_bar_hit(struct vpci *p, uint64_t addr, uint64_t *off);
+/* BAR 0 access at offset off of size 1, 2, 4 or 8 (little endian). */
+void vpci_bar_read(struct vpci *p, uint64_t off, void *data,
+		   unsigned int size);
+void vpci_bar_write(struct vpci *p, uint64_t off, const void *data,
+		    unsigned int size);
+/* Reset the device (as a status write of 0 would); for VM shutdown. */
+void vpci_reset(struct vpci *p);
+
+#endif

@@ -1,0 +1,315 @@
+#include "virtio/virtq.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "virtio 1.x rings are little-endian; this code assumes a LE host"
+#endif
+
+/* Chains longer than this (direct plus indirect) are refused. */
+#define VIRTQ_MAX_CHAIN VIRTQ_MAX_SIZE
+
+uint64_t virtq_desc_bytes(uint16_t size)
+{
+	return 16ull * size;
+}
+
+uint64_t virtq_avail_bytes(uint16_t size)
+{
+	return 6ull + 2ull * size; /* flags, idx, ring[size], used_event */
+}
+
+uint64_t virtq_used_bytes(uint16_t size)
+{
+	return 6ull + 8ull * size; /* flags, idx, ring[size], avail_event */
+}
+
+int virtq_init(struct virtq *vq, const struct gmem *m, uint16_t size,
+	       uint64_t desc, uint64_t avail, uint64_t used, bool event_idx,
+	       bool indirect)
+{
+	memset(vq, 0, sizeof(*vq));
+	if (!size || size > VIRTQ_MAX_SIZE || (size & (size - 1)))
+		return -EINVAL;
+	/* Alignment from virtio 1.2, 2.7: 16, 2 and 4 bytes. */
+	if ((desc & 15) || (avail & 1) || (used & 3))
+		return -EFAULT;
+	vq->desc = gmem_ptr(m, desc, virtq_desc_bytes(size));
+	vq->avail = gmem_ptr(m, avail, virtq_avail_bytes(size));
+	vq->used = gmem_ptr(m, used, virtq_used_bytes(size));
+	if (!vq->desc || !vq->avail || !vq->used)
+		return -EFAULT;
+	vq->mem = m;
+	vq->size = size;
+	vq->event_idx = event_idx;
+	vq->indirect = indirect;
+	vq->used_event = &vq->avail->ring[size];
+	vq->avail_event = (uint16_t *)&vq->used->ring[size];
+	/* Start where the driver's rings say, as after a reset: both 0. */
+	vq->last_avail = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+	vq->used_idx = __atomic_load_n(&vq->used->idx, __ATOMIC_RELAXED);
+	vq->published = vq->used_idx;
+	return 0;
+}
+
+static int virtq_break(struct virtq *vq)
+{
+	vq->broken = true;
+	vq->stats.ring_errors++;
+	return -EPROTO;
+}
+
+/* Copy a descriptor once; the guest may change it under us. */
+static struct vring_desc virtq_desc_load(const volatile struct vring_desc *d)
+{
+	struct vring_desc l;
+
+	l.addr = d->addr;
+	l.len = d->len;
+	l.flags = d->flags;
+	l.next = d->next;
+	return l;
+}
+
+struct virtq_walk {
+	struct virtq_elem *e;
+	unsigned int max_iov;
+	unsigned int count; /* descriptors seen, for loop detection */
+	bool seen_writable;
+};
+
+/* Add one (non-indirect) descriptor's buffer to the element. */
+static int virtq_add_buf(struct virtq *vq, struct virtq_walk *w,
+			 const struct vring_desc *d)
+{
+	struct virtq_elem *e = w->e;
+	bool writable = d->flags & VRING_DESC_F_WRITE;
+	unsigned int n = e->n_out + e->n_in;
+
+	if (++w->count > VIRTQ_MAX_CHAIN)
+		return -EBADMSG;
+	if (!writable && w->seen_writable)
+		return -EBADMSG; /* readable after writable */
+	w->seen_writable |= writable;
+	if (!d->len)
+		return 0;
+	if (gmem_iov(vq->mem, d->addr, d->len, e->iov, w->max_iov, &n))
+		return -EBADMSG; /* outside RAM, or more segments than we take */
+	if (writable) {
+		e->n_in = n - e->n_out;
+		e->in_len += d->len;
+	} else {
+		e->n_out = n - e->n_in;
+		e->out_len += d->len;
+	}
+	return 0;
+}
+
+static int virtq_walk_indirect(struct virtq *vq, struct virtq_walk *w,
+			       const struct vring_desc *d)
+{
+	const volatile struct vring_desc *table;
+	uint32_t num = d->len / 16, i = 0;
+
+	if (!vq->indirect || (d->flags & VRING_DESC_F_NEXT) || !d->len ||
+	    d->len % 16 || num > VIRTQ_MAX_CHAIN)
+		return -EBADMSG;
+	table = gmem_ptr(vq->mem, d->addr, d->len);
+	if (!table || ((uintptr_t)table & 15))
+		return -EBADMSG;
+	for (uint32_t seen = 0;; seen++) {
+		struct vring_desc l;
+		int ret;
+
+		if (seen >= num)
+			return -EBADMSG; /* loop inside the table */
+		l = virtq_desc_load(&table[i]);
+		if (l.flags & VRING_DESC_F_INDIRECT)
+			return -EBADMSG; /* nested indirect */
+		ret = virtq_add_buf(vq, w, &l);
+		if (ret)
+			return ret;
+		if (!(l.flags & VRING_DESC_F_NEXT))
+			return 0;
+		if (l.next >= num)
+			return -EBADMSG;
+		i = l.next;
+	}
+}
+
+static int virtq_walk_chain(struct virtq *vq, struct virtq_walk *w,
+			    uint16_t head)
+{
+	uint16_t i = head;
+
+	for (unsigned int seen = 0;; seen++) {
+		struct vring_desc l;
+		int ret;
+
+		if (seen >= vq->size)
+			return -EBADMSG; /* loop, or longer than the queue */
+		l = virtq_desc_load(&vq->desc[i]);
+		if (l.flags & VRING_DESC_F_INDIRECT) {
+			/* An indirect descriptor must be the only one. */
+			if (seen)
+				return -EBADMSG;
+			return virtq_walk_indirect(vq, w, &l);
+		}
+		ret = virtq_add_buf(vq, w, &l);
+		if (ret)
+			return ret;
+		if (!(l.flags & VRING_DESC_F_NEXT))
+			return 0;
+		if (l.next >= vq->size)
+			return -EBADMSG;
+		i = l.next;
+	}
+}
+
+static bool virtq_busy(const struct virtq *vq, uint16_t head)
+{
+	return vq->busy[head / 8] & (1u << (head % 8));
+}
+
+static void virtq_set_busy(struct virtq *vq, uint16_t head, bool on)
+{
+	if (on)
+		vq->busy[head / 8] |= 1u << (head % 8);
+	else
+		vq->busy[head / 8] &= ~(1u << (head % 8));
+}
+
+int virtq_next_head(struct virtq *vq, uint16_t *head)
+{
+	uint16_t avail_idx, h;
+
+	if (vq->broken)
+		return -EPROTO;
+	/* Acquire: ring entries and descriptors are read after the index. */
+	avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
+	if (avail_idx == vq->last_avail)
+		return 0;
+	if ((uint16_t)(avail_idx - vq->last_avail) > vq->size)
+		return virtq_break(vq);
+	h = __atomic_load_n(&vq->avail->ring[vq->last_avail % vq->size],
+			    __ATOMIC_RELAXED);
+	if (h >= vq->size || virtq_busy(vq, h))
+		return virtq_break(vq);
+	vq->last_avail++;
+	virtq_set_busy(vq, h, true);
+	vq->inflight++;
+	vq->stats.popped++;
+	*head = h;
+	return 1;
+}
+
+int virtq_read_chain(struct virtq *vq, uint16_t head, struct virtq_elem *e,
+		     struct iovec *iov, unsigned int max_iov)
+{
+	struct virtq_walk w = { .e = e, .max_iov = max_iov };
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	e->head = head;
+	e->iov = iov;
+	ret = virtq_walk_chain(vq, &w, head);
+	if (ret) {
+		vq->stats.bad_chains++;
+		e->n_out = e->n_in = 0;
+		e->out_len = e->in_len = 0;
+	}
+	return ret;
+}
+
+int virtq_pop(struct virtq *vq, struct virtq_elem *e, struct iovec *iov,
+	      unsigned int max_iov)
+{
+	uint16_t head;
+	int ret = virtq_next_head(vq, &head);
+
+	if (ret <= 0)
+		return ret;
+	ret = virtq_read_chain(vq, head, e, iov, max_iov);
+	return ret ? ret : 1;
+}
+
+void virtq_unpop(struct virtq *vq, uint16_t head)
+{
+	assert(virtq_busy(vq, head));
+	virtq_set_busy(vq, head, false);
+	vq->inflight--;
+	vq->last_avail--;
+	vq->stats.popped--;
+}
+
+void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+{
+	volatile struct vring_used_elem *u;
+
+	/* Only heads we popped come back: a host invariant. */
+	assert(head < vq->size && virtq_busy(vq, head));
+	virtq_set_busy(vq, head, false);
+	vq->inflight--;
+	u = &vq->used->ring[vq->used_idx % vq->size];
+	u->id = head;
+	u->len = len;
+	vq->used_idx++;
+}
+
+void virtq_publish(struct virtq *vq)
+{
+	if (vq->published == vq->used_idx)
+		return;
+	/* Release: the used elements are visible before the new index. */
+	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+	vq->published = vq->used_idx;
+}
+
+bool virtq_need_notify(struct virtq *vq)
+{
+	uint16_t old = vq->signalled, now = vq->published;
+	bool valid = vq->signalled_valid, need;
+
+	/* Full fence: our used->idx store before the driver's
+	 * used_event / flags load (pairs with the driver's fence). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (vq->event_idx) {
+		uint16_t ev = __atomic_load_n(vq->used_event, __ATOMIC_RELAXED);
+
+		need = !valid || vring_need_event(ev, now, old);
+	} else {
+		need = !(__atomic_load_n(&vq->avail->flags, __ATOMIC_RELAXED) &
+			 VRING_AVAIL_F_NO_INTERRUPT);
+	}
+	if (old == now && valid)
+		need = false; /* nothing new since the last interrupt */
+	vq->signalled = now;
+	vq->signalled_valid = true;
+	if (need)
+		vq->stats.notifies++;
+	return need;
+}
+
+bool virtq_enable_kick(struct virtq *vq)
+{
+	if (vq->event_idx)
+		__atomic_store_n(vq->avail_event, vq->last_avail,
+				 __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&vq->used->flags, 0, __ATOMIC_RELAXED);
+	/* Full fence: our avail_event / flags store before the avail->idx
+	 * reload, so a driver that missed it sees our request for a kick. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) !=
+	       vq->last_avail;
+}
+
+void virtq_disable_kick(struct virtq *vq)
+{
+	/* With EVENT_IDX an old avail_event already suppresses kicks. */
+	if (!vq->event_idx)
+		__atomic_store_n(&vq->used->flags, VRING_USED_F_NO_NOTIFY,
+				 __ATOMIC_RELAXED);
+}
