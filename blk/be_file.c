@@ -1,0 +1,641 @@
+/* File and block-device backend: one io_uring per virtqueue.
+ *
+ * Datapath: submit() preps one SQE per request (no allocation, no lock,
+ * no syscall), kick() hands everything prepped to the kernel with one
+ * io_uring_enter, reap() walks the CQ ring without a syscall.  The only
+ * syscalls outside kick() are rare: a resubmission after short or
+ * interrupted I/O, or a task-work flush when the CQ ring is empty but
+ * the kernel says completions are pending.
+ *
+ * Invariant: a queue never has more than depth requests accepted and not
+ * reaped, and its SQ ring has at least depth entries, so a request that
+ * has to be resubmitted from reap() always finds a free SQE.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <limits.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "blk/backend.h"
+#include "blk/blk.h"
+
+#define PUNCH (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)
+#define ZERO (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE)
+/* On a block device: a real discard (kernels that still accept it). */
+#define BDEV_DISCARD (PUNCH | FALLOC_FL_NO_HIDE_STALE)
+
+struct blk_backend {
+	int fd;
+	uint64_t size;
+	/* fallocate modes; 0: not supported (never passed to the kernel,
+	 * where mode 0 would allocate). */
+	int discard_mode;
+	int wz_mode;       /* WRITE_ZEROES, unmap clear */
+	int wz_unmap_mode; /* WRITE_ZEROES, unmap set */
+};
+
+struct blk_bq {
+	struct io_uring ring;
+	const struct blk_backend *b;
+	int fd;            /* b->fd, or 0: the registered file */
+	uint8_t sqe_flags; /* IOSQE_FIXED_FILE when registered */
+	int wflags;        /* RWF_DSYNC when write-through */
+	int efd;
+	unsigned int depth;
+	unsigned int inflight;
+	bool need_kick;    /* SQEs prepped outside submit() */
+};
+
+static int __attribute__((format(printf, 4, 5)))
+fail(char *msg, unsigned int msglen, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (msg && msglen) {
+		va_start(ap, fmt);
+		vsnprintf(msg, msglen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* ---- open: probes ---------------------------------------------------- */
+
+static bool read_queue_attr(dev_t rdev, const char *name, uint64_t *val)
+{
+	char path[128];
+	unsigned long long v;
+
+	/* The disk's queue/, or for a partition its parent's. */
+	for (unsigned int i = 0; i < 2; i++) {
+		FILE *f;
+		int n;
+
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%squeue/%s",
+			 major(rdev), minor(rdev), i ? "../" : "", name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		n = fscanf(f, "%llu", &v);
+		fclose(f);
+		if (n == 1) {
+			*val = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A block device refuses a range at or beyond its end with -EINVAL, but
+ * only after it refused an unknown mode with -EOPNOTSUPP: so a call at
+ * offset = size tells which modes exist and changes nothing. */
+static bool bdev_mode_ok(int fd, uint64_t size, int mode)
+{
+	return fallocate(fd, mode, (off_t)size, 4096) == 0 ||
+	       errno != EOPNOTSUPP;
+}
+
+static void probe_bdev(struct blk_backend *b, dev_t rdev)
+{
+	uint64_t dmax = 0, wzmax = 0;
+
+	read_queue_attr(rdev, "discard_max_bytes", &dmax);
+	read_queue_attr(rdev, "write_zeroes_max_bytes", &wzmax);
+	/* PUNCH on a block device is a write-zeroes with unmap and no
+	 * fallback: it needs the device's write-zeroes support. */
+	if (dmax && bdev_mode_ok(b->fd, b->size, BDEV_DISCARD))
+		b->discard_mode = BDEV_DISCARD;
+	else if (wzmax && bdev_mode_ok(b->fd, b->size, PUNCH))
+		b->discard_mode = PUNCH;
+	/* ZERO_RANGE falls back to writing zeroes: works on any device. */
+	if (bdev_mode_ok(b->fd, b->size, ZERO))
+		b->wz_mode = ZERO;
+	if (wzmax && bdev_mode_ok(b->fd, b->size, PUNCH))
+		b->wz_unmap_mode = PUNCH;
+	else
+		b->wz_unmap_mode = b->wz_mode;
+}
+
+/* A regular file is probed through an unnamed O_TMPFILE inode in its
+ * directory (same filesystem, checked by st_dev), never the file itself:
+ * measured on ext4 and tmpfs, even a PUNCH_HOLE beyond EOF updates the
+ * file's mtime and ctime, and a ZERO_RANGE|KEEP_SIZE beyond EOF also
+ * allocates blocks.  Where O_TMPFILE is refused (NFS, 9p, a read-only
+ * directory) both features stay off; the file is never touched. */
+static void probe_file(struct blk_backend *b, const char *path, dev_t dev)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	int fd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path),
+			  path) >= (int)sizeof(dir))
+		return;
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_dev == dev &&
+	    ftruncate(fd, 16384) == 0) {
+		if (fallocate(fd, PUNCH, 0, 4096) == 0)
+			b->discard_mode = PUNCH;
+		if (fallocate(fd, ZERO, 4096, 4096) == 0)
+			b->wz_mode = ZERO;
+	}
+	close(fd);
+	/* WRITE_ZEROES with unmap deallocates.  Without unmap we keep the
+	 * blocks allocated (ZERO_RANGE) where the filesystem can, else fall
+	 * back to PUNCH_HOLE, which reads back as zeroes just the same. */
+	b->wz_unmap_mode = b->discard_mode ? b->discard_mode : b->wz_mode;
+	if (!b->wz_mode)
+		b->wz_mode = b->discard_mode;
+}
+
+/* ---- open ------------------------------------------------------------ */
+
+static const char no_direct[] = "O_DIRECT is not supported by this filesystem";
+
+static int open_fd(const struct blk_opts *o, char *msg, unsigned int msglen)
+{
+	const char *p = o->path;
+	/* O_NONBLOCK: a FIFO given by mistake must not hang the open. */
+	int flags = (o->ro ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOCTTY |
+		    O_NONBLOCK | (o->direct ? O_DIRECT : 0);
+	struct stat st;
+	int fd, err;
+
+	if (stat(p, &st) < 0) {
+		err = errno;
+		return fail(msg, msglen, -err, "%s: %s", p, strerror(err));
+	}
+	if (S_ISDIR(st.st_mode))
+		return fail(msg, msglen, -EISDIR, "%s: is a directory", p);
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return fail(msg, msglen, -EINVAL,
+			    "%s: not a regular file or block device", p);
+	fd = open(p, flags);
+	if (fd < 0) {
+		err = errno;
+		if (err == EINVAL && o->direct)
+			return fail(msg, msglen, -EINVAL, "%s: %s", p,
+				    no_direct);
+		return fail(msg, msglen, -err, "%s: %s", p, strerror(err));
+	}
+	/* io_uring would return -EAGAIN instead of waiting on an
+	 * O_NONBLOCK file: clear it again. */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		err = errno;
+		close(fd);
+		return fail(msg, msglen, -err, "%s: %s", p, strerror(err));
+	}
+	return fd;
+}
+
+/* Size and logical block size; checks the type again on the open fd. */
+static int file_geometry(const struct blk_opts *o, int fd, struct stat *st,
+			 uint64_t *size, uint32_t *blk_size, char *msg,
+			 unsigned int msglen)
+{
+	const char *p = o->path;
+	struct statx stx;
+	int err, ssz;
+
+	if (fstat(fd, st) < 0) {
+		err = errno;
+		return fail(msg, msglen, -err, "%s: %s", p, strerror(err));
+	}
+	*blk_size = 512;
+	if (S_ISBLK(st->st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, size) < 0 ||
+		    ioctl(fd, BLKSSZGET, &ssz) < 0) {
+			err = errno;
+			return fail(msg, msglen, -err, "%s: %s", p,
+				    strerror(err));
+		}
+		if (ssz >= 512 && ssz <= 65536)
+			*blk_size = (uint32_t)ssz;
+		return 0;
+	}
+	if (!S_ISREG(st->st_mode))
+		return fail(msg, msglen, -EINVAL,
+			    "%s: not a regular file or block device", p);
+	*size = (uint64_t)st->st_size;
+	if (!o->direct ||
+	    statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_DIOALIGN))
+		return 0;
+	if (!stx.stx_dio_offset_align)
+		return fail(msg, msglen, -EINVAL, "%s: %s", p, no_direct);
+	/* O_DIRECT I/O must be aligned to what the filesystem needs. */
+	if (stx.stx_dio_offset_align > 512 &&
+	    stx.stx_dio_offset_align <= 65536)
+		*blk_size = stx.stx_dio_offset_align;
+	return 0;
+}
+
+static int size_check(const char *p, uint64_t size, uint32_t blk_size,
+		      char *msg, unsigned int msglen)
+{
+	if (!size)
+		return fail(msg, msglen, -EINVAL, "%s: size 0 (empty)", p);
+	if (size % 512 || size % blk_size)
+		return fail(msg, msglen, -EINVAL,
+			    "%s: size %llu is not a multiple of %u", p,
+			    (unsigned long long)size,
+			    size % 512 ? 512 : blk_size);
+	return 0;
+}
+
+static int file_open(const struct blk_opts *o, struct blk_backend **out,
+		     struct blk_backend_info *info, char *msg,
+		     unsigned int msglen)
+{
+	struct blk_backend *b;
+	struct stat st;
+	uint64_t size = 0;
+	uint32_t blk_size;
+	int fd, ret;
+
+	if (!o->path)
+		return fail(msg, msglen, -EINVAL, "file backend: no path");
+	fd = open_fd(o, msg, msglen);
+	if (fd < 0)
+		return fd;
+	ret = file_geometry(o, fd, &st, &size, &blk_size, msg, msglen);
+	if (ret)
+		goto err_close;
+	ret = size_check(o->path, size, blk_size, msg, msglen);
+	if (ret)
+		goto err_close;
+	ret = -ENOMEM;
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		fail(msg, msglen, ret, "%s: out of memory", o->path);
+		goto err_close;
+	}
+	b->fd = fd;
+	b->size = size;
+	if (!o->ro && S_ISBLK(st.st_mode))
+		probe_bdev(b, st.st_rdev);
+	else if (!o->ro)
+		probe_file(b, o->path, st.st_dev);
+	*info = (struct blk_backend_info){
+		.size = size,
+		.blk_size = blk_size,
+		.ro = o->ro,
+		.discard = b->discard_mode != 0,
+		.write_zeroes = b->wz_mode != 0,
+	};
+	*out = b;
+	return 0;
+
+err_close:
+	close(fd);
+	return ret;
+}
+
+static void file_close(struct blk_backend *b)
+{
+	if (!b)
+		return;
+	close(b->fd);
+	free(b);
+}
+
+/* ---- queues ---------------------------------------------------------- */
+
+static int ring_init(struct io_uring *ring, unsigned int entries)
+{
+	/* COOP_TASKRUN: completions are not pushed into this thread with an
+	 * IPI while it runs, only at its next kernel entry; TASKRUN_FLAG
+	 * tells reap() when that entry is needed.  SUBMIT_ALL: one bad SQE
+	 * must not leave the others unsubmitted.  Older kernels refuse
+	 * flags they do not know with -EINVAL: retry with fewer. */
+	static const unsigned int try[] = {
+		IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
+			IORING_SETUP_SUBMIT_ALL,
+		IORING_SETUP_SUBMIT_ALL,
+		0,
+	};
+	int ret = -EINVAL;
+
+	for (unsigned int i = 0; i < 3 && ret == -EINVAL; i++) {
+		/* The default CQ is twice the SQ: with at most depth
+		 * requests in flight it never overflows. */
+		struct io_uring_params p = { .flags = try[i] };
+
+		ret = io_uring_queue_init_params(entries, ring, &p);
+	}
+	return ret;
+}
+
+static int file_queue_open(struct blk_backend *b,
+			   const struct blk_queue_params *p,
+			   struct blk_bq **out)
+{
+	struct blk_bq *q;
+	unsigned int entries = 1;
+	int ret;
+
+	if (!p->depth || p->depth > 32768)
+		return -EINVAL;
+	while (entries < p->depth)
+		entries <<= 1;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->b = b;
+	q->depth = p->depth;
+	q->wflags = p->write_through ? RWF_DSYNC : 0;
+	q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->efd < 0) {
+		ret = -errno;
+		goto err_free;
+	}
+	ret = ring_init(&q->ring, entries);
+	if (ret)
+		goto err_efd;
+	ret = io_uring_register_eventfd(&q->ring, q->efd);
+	if (ret)
+		goto err_ring;
+	/* A registered file saves an fget/fput per request; optional. */
+	q->fd = b->fd;
+	if (io_uring_register_files(&q->ring, &b->fd, 1) == 0) {
+		q->fd = 0;
+		q->sqe_flags = IOSQE_FIXED_FILE;
+	}
+	*out = q;
+	return 0;
+
+err_ring:
+	io_uring_queue_exit(&q->ring);
+err_efd:
+	close(q->efd);
+err_free:
+	free(q);
+	return ret;
+}
+
+/* ---- datapath -------------------------------------------------------- */
+
+/* fallocate mode for a DISCARD or WRITE_ZEROES; 0 if not supported. */
+static int req_falloc_mode(const struct blk_backend *b,
+			   const struct blk_req *r)
+{
+	if (r->type == VIRTIO_BLK_T_DISCARD)
+		return b->discard_mode;
+	return r->unmap ? b->wz_unmap_mode : b->wz_mode;
+}
+
+static void req_prep(struct blk_bq *q, struct io_uring_sqe *sqe,
+		     struct blk_req *r)
+{
+	uint64_t off = (r->sector << BLK_SECTOR_SHIFT) + r->done;
+	int mode;
+
+	/* One segment (the common case: a page) goes as a plain READ or
+	 * WRITE, which saves the kernel importing an iovec array. */
+	switch (r->type) {
+	case VIRTIO_BLK_T_IN:
+		if (r->niov == 1)
+			io_uring_prep_read(sqe, q->fd, r->iov[0].iov_base,
+					   (unsigned int)r->iov[0].iov_len, off);
+		else
+			io_uring_prep_readv(sqe, q->fd, r->iov, r->niov, off);
+		break;
+	case VIRTIO_BLK_T_OUT:
+		if (r->niov == 1)
+			io_uring_prep_write(sqe, q->fd, r->iov[0].iov_base,
+					    (unsigned int)r->iov[0].iov_len,
+					    off);
+		else
+			io_uring_prep_writev(sqe, q->fd, r->iov, r->niov, off);
+		sqe->rw_flags = q->wflags;
+		break;
+	case VIRTIO_BLK_T_FLUSH:
+		io_uring_prep_fsync(sqe, q->fd, IORING_FSYNC_DATASYNC);
+		break;
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		mode = req_falloc_mode(q->b, r);
+		if (mode) {
+			io_uring_prep_fallocate(sqe, q->fd, mode, (off_t)off,
+						(off_t)r->len);
+			break;
+		}
+		/* Not supported: a NOP, answered UNSUPP by req_complete(). */
+		__attribute__((fallthrough));
+	default:
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data(sqe, r);
+		return;
+	}
+	sqe->flags |= q->sqe_flags;
+	io_uring_sqe_set_data(sqe, r);
+}
+
+static int file_submit(struct blk_bq *q, struct blk_req *r)
+{
+	struct io_uring_sqe *sqe;
+
+	/* Host invariant: blk_req_parse() checked the range. */
+	assert(r->type == VIRTIO_BLK_T_FLUSH ||
+	       (r->sector <= q->b->size >> BLK_SECTOR_SHIFT &&
+		r->len <= q->b->size - (r->sector << BLK_SECTOR_SHIFT)));
+	if (q->inflight >= q->depth)
+		return -EAGAIN;
+	sqe = io_uring_get_sqe(&q->ring);
+	if (!sqe)
+		return -EAGAIN;
+	r->done = 0;
+	req_prep(q, sqe, r);
+	q->inflight++;
+	return 0;
+}
+
+static void file_kick(struct blk_bq *q)
+{
+	int ret = 0;
+
+	if (io_uring_sq_ready(&q->ring))
+		ret = io_uring_submit(&q->ring);
+	/* -EAGAIN/-EBUSY/-EINTR (or a partial submit): the SQEs stay in
+	 * the ring; reap() (called when completions arrive, and while
+	 * draining) tries again. */
+	q->need_kick = ret < 0 || io_uring_sq_ready(&q->ring);
+}
+
+/* Prep r again, from r->done.  The SQ always has room (see top). */
+static void req_resubmit(struct blk_bq *q, struct blk_req *r)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+	if (!sqe) {
+		/* Cannot happen with the invariant above; if it somehow
+		 * did, push what is queued and take the freed slot. */
+		io_uring_submit(&q->ring);
+		sqe = io_uring_get_sqe(&q->ring);
+	}
+	assert(sqe);
+	req_prep(q, sqe, r);
+	q->need_kick = true;
+}
+
+/* Skip n bytes that completed: the request owns its iovecs. */
+static void req_advance(struct blk_req *r, uint64_t n)
+{
+	while (n && r->niov) {
+		if (n < r->iov[0].iov_len) {
+			r->iov[0].iov_base = (uint8_t *)r->iov[0].iov_base + n;
+			r->iov[0].iov_len -= n;
+			return;
+		}
+		n -= r->iov[0].iov_len;
+		r->iov++;
+		r->niov--;
+	}
+}
+
+/* Read or write finished with res.  true: r is done, result set. */
+static bool rw_complete(struct blk_bq *q, struct blk_req *r, int res)
+{
+	if (res == -EAGAIN || res == -EINTR) {
+		req_resubmit(q, r);
+		return false;
+	}
+	if (res < 0) {
+		r->result = VIRTIO_BLK_S_IOERR;
+		return true;
+	}
+	r->done += (uint64_t)res;
+	if (r->done >= r->len) {
+		r->result = VIRTIO_BLK_S_OK;
+		return true;
+	}
+	if (!res || !r->niov) {
+		/* End of file before the end of the request (truncated
+		 * underneath us): an error, never a loop. */
+		r->result = VIRTIO_BLK_S_IOERR;
+		return true;
+	}
+	req_advance(r, (uint64_t)res);
+	req_resubmit(q, r);
+	return false;
+}
+
+static bool req_complete(struct blk_bq *q, struct blk_req *r, int res)
+{
+	switch (r->type) {
+	case VIRTIO_BLK_T_IN:
+	case VIRTIO_BLK_T_OUT:
+		return rw_complete(q, r, res);
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		if (!req_falloc_mode(q->b, r) || res == -EOPNOTSUPP) {
+			r->result = VIRTIO_BLK_S_UNSUPP;
+			return true;
+		}
+		__attribute__((fallthrough));
+	case VIRTIO_BLK_T_FLUSH:
+		if (res == -EAGAIN || res == -EINTR) {
+			req_resubmit(q, r);
+			return false;
+		}
+		r->result = res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
+		return true;
+	default:
+		r->result = VIRTIO_BLK_S_UNSUPP;
+		return true;
+	}
+}
+
+static unsigned int file_reap(struct blk_bq *q, struct blk_req **done,
+			      unsigned int max)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0, n = 0;
+
+	/* Completions may wait as task work (COOP_TASKRUN) until we enter
+	 * the kernel: do so only when the ring is empty and they do. */
+	if (!io_uring_cq_ready(&q->ring) &&
+	    (IO_URING_READ_ONCE(*q->ring.sq.kflags) & IORING_SQ_TASKRUN))
+		io_uring_get_events(&q->ring);
+	io_uring_for_each_cqe(&q->ring, head, cqe) {
+		struct blk_req *r = io_uring_cqe_get_data(cqe);
+
+		if (n == max)
+			break;
+		seen++;
+		if (req_complete(q, r, cqe->res)) {
+			done[n++] = r;
+			q->inflight--;
+		}
+	}
+	io_uring_cq_advance(&q->ring, seen);
+	if (q->need_kick)
+		file_kick(q);
+	return n;
+}
+
+static int file_wait_fd(struct blk_bq *q)
+{
+	return q->efd;
+}
+
+static unsigned int file_inflight(struct blk_bq *q)
+{
+	return q->inflight;
+}
+
+static void file_queue_close(struct blk_bq *q)
+{
+	struct blk_req *done[64];
+
+	if (!q)
+		return;
+	while (q->inflight) {
+		/* Also pushes anything prepped and not yet submitted. */
+		int ret = io_uring_submit_and_wait(&q->ring, 1);
+
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
+		    ret != -EBUSY) {
+			/* Should not happen; io_uring_queue_exit() below
+			 * still cancels what is left. */
+			break;
+		}
+		file_reap(q, done, 64);
+	}
+	io_uring_queue_exit(&q->ring);
+	close(q->efd);
+	free(q);
+}
+
+const struct blk_backend_ops blk_backend_file = {
+	.name = "file",
+	.open = file_open,
+	.close = file_close,
+	.queue_open = file_queue_open,
+	.queue_close = file_queue_close,
+	.submit = file_submit,
+	.kick = file_kick,
+	.reap = file_reap,
+	.wait_fd = file_wait_fd,
+	.inflight = file_inflight,
+};
