@@ -26,7 +26,7 @@ endif
 CORE_SRC := $(wildcard virtio/*.c blk/*.c)
 VMM_SRC  := $(wildcard vmm/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/%.o)
-VMM_OBJ  := $(VMM_SRC:%.c=$(O)/%.o)
+VMM_OBJ  := $(VMM_SRC:%.c=$(O)/obj/%.o)
 
 TEST_SUPPORT := $(wildcard tests/support/*.c)
 TEST_SRC     := $(wildcard tests/unit/test_*.c)
@@ -43,6 +43,10 @@ BENCH_BIN := $(O)/bench/devbench
 all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

@@ -64,6 +64,10 @@ static int ram_open(const struct blk_opts *o, struct blk_backend **out,
 				 size, strerror(err));
 		return -err;
 	}
+	/* No transparent huge pages: the first write into each 2 MiB would
+	 * zero all of it (measured: 30x slower random writes in the test
+	 * host on a fresh disk). */
+	(void)madvise(b->base, size, MADV_NOHUGEPAGE);
 	*info = (struct blk_backend_info){
 		.size = size,
 		.blk_size = BLK_SECTOR_SIZE,

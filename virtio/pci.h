@@ -35,7 +35,7 @@ struct pci_func {
 	uint32_t bar_size[PCI_BARS];  /* 0: no BAR; else a power of two */
 	bool bar_io[PCI_BARS];
 	uint8_t last_cap;             /* offset of the last capability */
-	uint8_t cap_end;              /* first free byte for a capability */
+	uint16_t cap_end;             /* first free byte for a capability */
 };
 
 void pci_func_init(struct pci_func *f, uint16_t vendor, uint16_t device,
@@ -57,61 +57,6 @@ void pci_func_write(struct pci_func *f, uint32_t off, unsigned int size,
 /* True if the BAR decodes now (decoding enabled, address programmed);
  * *base gets its address. */
 bool pci_func_bar(const struct pci_func *f, unsigned int bar, uint64_t *base);
-
-/* ---- virtio device state (virtio/vdev.c) ---------------------------- */
-
-#define VDEV_NO_VECTOR 0xffff
-#define VDEV_ISR_QUEUE 0x1
-#define VDEV_ISR_CONFIG 0x2
-
-struct vdev {
-	const struct vdev_ops *ops;
-	void *impl;
-	const struct gmem *mem;
-	uint64_t offered;         /* device features, transport-filtered */
-	uint64_t driver_features; /* as written by the driver */
-	uint32_t dfselect, gfselect;
-	uint8_t status;
-	uint8_t needs_reset;      /* set by any thread, atomically */
-	uint8_t isr;              /* ISR status, read-to-clear (atomic) */
-	uint16_t queue_select;
-	uint16_t msix_config;
-	unsigned int nq;
-	bool started;
-	struct vdev_queue q[VDEV_MAX_QUEUES];
-	/* Raise the config-change interrupt (any thread). */
-	void (*config_irq)(void *opaque);
-	void *opaque;
-	uint64_t refused;         /* driver writes refused, counted */
-};
-
-/* 0 or -EINVAL (bad ops, too many queues, queue size not 2^n). */
-int vdev_init(struct vdev *v, const struct vdev_ops *ops, void *impl,
-	      const struct gmem *m, void (*config_irq)(void *), void *opaque);
-uint8_t vdev_get_status(const struct vdev *v);
-/* Driver writes the status register.  0 resets.  FEATURES_OK is
- * refused (stays clear) when the driver accepted features that were not
- * offered or left out VERSION_1; DRIVER_OK starts the device.  Returns
- * the status as it now reads. */
-uint8_t vdev_set_status(struct vdev *v, uint8_t val);
-void vdev_reset(struct vdev *v);
-uint32_t vdev_get_device_features(const struct vdev *v);
-uint32_t vdev_get_driver_features(const struct vdev *v);
-void vdev_set_driver_features(struct vdev *v, uint32_t val);
-/* The selected queue, or NULL when queue_select is out of range. */
-struct vdev_queue *vdev_selected(struct vdev *v);
-/* Queue register writes; ignored (and counted) after the queue was
- * enabled, after DRIVER_OK, or for a queue that does not exist. */
-void vdev_queue_set_size(struct vdev *v, uint16_t size);
-void vdev_queue_set_addr(struct vdev *v, unsigned int which, bool hi,
-			 uint32_t val); /* which: 0 desc, 1 driver, 2 device */
-/* Enable: checks size and that the rings lie in RAM; refused if not. */
-void vdev_queue_enable(struct vdev *v);
-/* Any thread: the device needs a reset (sets the status bit, sends a
- * config interrupt). */
-void vdev_signal_needs_reset(struct vdev *v);
-/* ISR status, cleared by the read. */
-uint8_t vdev_read_isr(struct vdev *v);
 
 /* ---- virtio-pci modern transport (virtio/pci.c) ------------------- */
 

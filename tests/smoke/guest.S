@@ -1,0 +1,79 @@
+/* Tiny 64-bit test guests for `vmm run` on any KVM (tests/smoke/run.sh).
+ * Entered at the bzImage 64-bit entry (protected-mode start + 0x200) in
+ * long mode with the VMM's identity page tables.  One of GUEST_RESET,
+ * GUEST_TRIPLE, GUEST_PANIC, GUEST_ECHO selects what it does. */
+	.code64
+	.text
+	.globl _start
+_start:
+	.fill 0x200, 1, 0xf4	/* entry is at +0x200 */
+entry:
+	lea	hello(%rip), %rsi
+	mov	$hello_end - hello, %ecx
+	call	puts
+#if defined(GUEST_RESET)
+	jmp	reset
+#elif defined(GUEST_TRIPLE)
+	ud2			/* no IDT: #UD -> #DF -> triple fault */
+#elif defined(GUEST_PANIC)
+	mov	$0x80000800, %ebx	/* bus 0, device 1 */
+1:	mov	%ebx, %eax
+	call	cfg_read
+	cmp	$0x00111b36, %eax	/* pvpanic-pci */
+	je	2f
+	add	$0x800, %ebx
+	cmp	$0x80010000, %ebx
+	jb	1b
+	jmp	reset			/* not found: reset (status 0) */
+2:	lea	0x10(%rbx), %eax	/* BAR 0 */
+	call	cfg_read
+	and	$0xfffffff0, %eax
+	mov	%eax, %edi
+	lea	0x4(%rbx), %eax		/* command: memory decoding on */
+	mov	$0xcf8, %dx
+	out	%eax, %dx
+	mov	$0xcfc, %dx
+	mov	$2, %eax
+	out	%eax, %dx
+	movb	(%rdi), %al		/* supported events */
+	movb	$1, (%rdi)		/* PVPANIC_PANICKED */
+	jmp	halt
+#elif defined(GUEST_ECHO)
+	/* echo input until 'q', then reset */
+3:	mov	$0x3fd, %dx
+	in	%dx, %al
+	test	$1, %al
+	jz	3b
+	mov	$0x3f8, %dx
+	in	%dx, %al
+	cmp	$'q', %al
+	je	reset
+	out	%al, %dx
+	jmp	3b
+#endif
+halt:	hlt
+	jmp	halt
+
+reset:	mov	$0xfe, %al
+	out	%al, $0x64
+	jmp	halt
+
+/* rsi: bytes, ecx: count */
+puts:	mov	$0x3f8, %dx
+1:	lodsb
+	out	%al, %dx
+	dec	%ecx
+	jnz	1b
+	ret
+
+/* eax: config address -> eax: dword */
+cfg_read:
+	mov	$0xcf8, %dx
+	out	%eax, %dx
+	mov	$0xcfc, %dx
+	in	%dx, %eax
+	ret
+
+hello:	.ascii	"smoke guest up\n"
+hello_end:
+	.fill	0x1000, 1, 0

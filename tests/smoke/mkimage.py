@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""Wrap a flat 64-bit blob (entry at +0x200) in a minimal bzImage header:
+mkimage.py BLOB OUT [--version 0x20f] [--no-reloc] [--no-64]"""
+import struct, sys
+
+def main():
+    blob, out = sys.argv[1], sys.argv[2]
+    flags = sys.argv[3:]
+    ver = 0x20F
+    if "--old" in flags:
+        ver = 0x20A
+    setup = bytearray(2 * 512)          # setup_sects = 1
+    setup[0x1F1] = 1
+    struct.pack_into("<H", setup, 0x1FE, 0xAA55)
+    setup[0x200:0x202] = b"\xeb\x66"    # header ends at 0x268
+    setup[0x202:0x206] = b"HdrS"
+    struct.pack_into("<H", setup, 0x206, ver)
+    setup[0x211] = 0x01                 # LOADED_HIGH
+    struct.pack_into("<I", setup, 0x22C, 0x7FFFFFFF)   # initrd_addr_max
+    struct.pack_into("<I", setup, 0x230, 0x200000)     # kernel_alignment
+    setup[0x234] = 0 if "--no-reloc" in flags else 1
+    struct.pack_into("<H", setup, 0x236, 0 if "--no-64" in flags else 0x1)
+    struct.pack_into("<I", setup, 0x238, 2047)         # cmdline_size
+    struct.pack_into("<Q", setup, 0x258, 0x1000000)    # pref_address
+    struct.pack_into("<I", setup, 0x260, 0x100000)     # init_size
+    if "--bad-magic" in flags:
+        setup[0x202:0x206] = b"HdrX"
+    body = open(blob, "rb").read()
+    open(out, "wb").write(bytes(setup) + body)
+
+main()

@@ -1,0 +1,103 @@
+#!/bin/bash
+# tests/smoke/run.sh [VMM]   KVM smoke tests of `vmm run` with tiny guests.
+#
+# Builds the guests of tests/smoke/guest.S (a few hundred instructions
+# each, so they run even on an emulated KVM), wraps them in a minimal
+# bzImage header and checks what the VMM prints and its exit status:
+#   reset    prints a line on the UART, resets through the i8042  -> 0
+#   triple   #UD with no IDT                                       -> 4
+#   panic    finds pvpanic on PCI, writes PANICKED                 -> 3
+#   echo     echoes UART input until 'q', then resets              -> 0
+#   sigterm  SIGTERM while the guest waits for input               -> 143
+# plus bad-input checks (exit 2, one line, no file created).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$here/../.." && pwd)
+VMM=${1:-$REPO/build/vmm}
+OUT=$REPO/build/smoke
+mkdir -p "$OUT"
+pass=0 fail=0
+
+ok() { echo "PASS $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+
+for g in RESET TRIPLE PANIC ECHO; do
+	${CC:-cc} -c -DGUEST_$g -x assembler-with-cpp "$here/guest.S" \
+		-o "$OUT/$g.o" &&
+	objcopy -O binary -j .text "$OUT/$g.o" "$OUT/$g.bin" &&
+	python3 "$here/mkimage.py" "$OUT/$g.bin" "$OUT/$g.img" ||
+		{ echo "cannot build guest $g"; exit 1; }
+done
+python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/bad-magic.img" --bad-magic
+python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/no64.img" --no-64
+python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/old.img" --old
+
+# expect NAME STATUS PATTERN -- VMM ARGS (stdin from $IN)
+expect() {
+	local name=$1 want=$2 pat=$3 rc=0
+	shift 4
+	timeout 60 "$VMM" "$@" <"${IN:-/dev/null}" >"$OUT/$name.out" \
+		2>"$OUT/$name.err" || rc=$?
+	if [ "$rc" != "$want" ]; then
+		ko "$name" "status $rc, want $want ($(head -c 300 "$OUT/$name.err"))"
+	elif ! grep -q -- "$pat" "$OUT/$name.out" "$OUT/$name.err"; then
+		ko "$name" "no '$pat' in the output"
+	else
+		ok "$name"
+	fi
+}
+
+expect reset 0 "smoke guest up" -- run -k "$OUT/RESET.img" -m 32M
+expect triple 4 "triple fault" -- run -k "$OUT/TRIPLE.img" -m 32M
+expect panic 3 "panicked" -- run -k "$OUT/PANIC.img" -m 32M -c 2 \
+	-d ram:16M -d ram:8M,queues=3,serial=x
+printf 'hello from the pipe\nq' >"$OUT/echo.in"
+IN=$OUT/echo.in expect echo 0 "hello from the pipe" -- \
+	run -k "$OUT/ECHO.img" -m 32M
+
+# SIGTERM: clean shutdown with 128 + 15.
+rc=0
+"$VMM" run -k "$OUT/ECHO.img" -m 32M -d ram:8M </dev/zero >/dev/null \
+	2>"$OUT/sigterm.err" &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid || rc=$?
+[ $rc = 143 ] && ok sigterm || ko sigterm "status $rc, want 143"
+
+# Bad input: status 2, one line on stderr, nothing created.
+bad() {
+	local name=$1 rc=0
+	shift
+	"$VMM" "$@" </dev/null >/dev/null 2>"$OUT/$name.err" || rc=$?
+	if [ $rc != 2 ]; then
+		ko "$name" "status $rc, want 2"
+	elif [ "$(wc -l <"$OUT/$name.err")" != 1 ]; then
+		ko "$name" "want one line, got: $(cat "$OUT/$name.err")"
+	else
+		ok "$name"
+	fi
+}
+bad no-kernel run
+bad missing-kernel run -k "$OUT/nonexistent"
+bad bad-magic run -k "$OUT/bad-magic.img"
+bad no-64bit run -k "$OUT/no64.img"
+bad old-protocol run -k "$OUT/old.img"
+bad bad-mem run -k "$OUT/RESET.img" -m 12X
+bad small-mem run -k "$OUT/RESET.img" -m 8M
+bad bad-cpus run -k "$OUT/RESET.img" -c 0
+bad bad-option run -k "$OUT/RESET.img" --frobnicate
+bad bad-disk-opt run -k "$OUT/RESET.img" -d ram:1M,wat
+rm -f "$OUT/should-not-exist"
+bad missing-disk run -k "$OUT/RESET.img" -d "$OUT/should-not-exist"
+[ -e "$OUT/should-not-exist" ] && ko no-create "a disk file was created"
+args=()
+for i in $(seq 17); do args+=(-d ram:1M); done
+bad too-many-disks run -k "$OUT/RESET.img" "${args[@]}"
+bad bad-command frobnicate
+"$VMM" --version | grep -q '^vmm ' && ok version || ko version "no version"
+"$VMM" --help | grep -q 'Usage: vmm' && ok help || ko help "no usage"
+"$VMM" run --help | grep -q -- '--disk' && ok run-help || ko run-help "no usage"
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,301 @@
+/* vmm/boot.c (pure, compiled in here): bzImage header checks on
+ * synthetic headers, the e820 layout, initrd placement, boot_params,
+ * the command line limit and the identity page tables. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "vmm/boot.c"
+
+#define IMG_SIZE 0x3000
+#define MIB (1ull << 20)
+
+struct ctx {
+	uint8_t img[IMG_SIZE];
+	char msg[256];
+	struct boot_kernel k;
+};
+
+/* A minimal valid image: setup_sects 1, protocol 2.15. */
+static void make_image(uint8_t *img)
+{
+	struct setup_header *h = (void *)(img + HDR_OFF);
+
+	memset(img, 0, IMG_SIZE);
+	img[0x200] = 0xeb;
+	img[0x201] = 0x66;
+	h->setup_sects = 1;
+	h->boot_flag = BOOT_FLAG;
+	h->header = HDR_MAGIC;
+	h->version = 0x020f;
+	h->loadflags = LOADED_HIGH;
+	h->relocatable_kernel = 1;
+	h->xloadflags = XLF_KERNEL_64;
+	h->initrd_addr_max = 0x7fffffff;
+	h->cmdline_size = 2047;
+	h->pref_address = 16 * MIB;
+	h->init_size = 8 * MIB;
+	h->kernel_alignment = 2 * MIB;
+	memset(img + 1024 + 0x200, 0x90, 16); /* "code" at the 64-bit entry */
+}
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	make_image(c->img);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
+static struct setup_header *hdr(struct ctx *c)
+{
+	return (void *)(c->img + HDR_OFF);
+}
+
+static int parse(struct ctx *c)
+{
+	c->msg[0] = 0;
+	return boot_parse(c->img, IMG_SIZE, &c->k, c->msg, sizeof(c->msg));
+}
+
+static void test_valid(void **state)
+{
+	struct ctx *c = *state;
+
+	assert_int_equal(parse(c), 0);
+	assert_int_equal(c->k.setup_size, 1024);
+	assert_int_equal(c->k.version, 0x020f);
+	assert_int_equal(c->k.init_size, 8 * MIB);
+	assert_int_equal(c->k.pref_address, 16 * MIB);
+}
+
+static void test_bad_magic(void **state)
+{
+	struct ctx *c = *state;
+
+	hdr(c)->header = 0x12345678;
+	assert_int_equal(parse(c), -ENOEXEC);
+	assert_non_null(strstr(c->msg, "HdrS"));
+}
+
+static void test_bad_boot_flag(void **state)
+{
+	struct ctx *c = *state;
+
+	hdr(c)->boot_flag = 0;
+	assert_int_equal(parse(c), -ENOEXEC);
+}
+
+static void test_old_protocol(void **state)
+{
+	struct ctx *c = *state;
+
+	hdr(c)->version = 0x020b;
+	assert_int_equal(parse(c), -ENOEXEC);
+	assert_non_null(strstr(c->msg, "2.12"));
+}
+
+static void test_not_relocatable(void **state)
+{
+	struct ctx *c = *state;
+
+	hdr(c)->relocatable_kernel = 0;
+	assert_int_equal(parse(c), -ENOEXEC);
+	assert_non_null(strstr(c->msg, "relocatable"));
+}
+
+static void test_no_64bit_entry(void **state)
+{
+	struct ctx *c = *state;
+
+	hdr(c)->xloadflags = 0;
+	assert_int_equal(parse(c), -ENOEXEC);
+	assert_non_null(strstr(c->msg, "64-bit"));
+}
+
+static void test_truncated(void **state)
+{
+	struct ctx *c = *state;
+
+	assert_int_equal(boot_parse(c->img, 0x800, &c->k, c->msg,
+				    sizeof(c->msg)), -ENOEXEC);
+	hdr(c)->setup_sects = 60; /* setup larger than the file */
+	assert_int_equal(parse(c), -ENOEXEC);
+	hdr(c)->setup_sects = 7; /* setup is 4 KiB: no payload left */
+	assert_int_equal(boot_parse(c->img, 0x1000, &c->k, c->msg,
+				    sizeof(c->msg)), -ENOEXEC);
+	hdr(c)->setup_sects = 1;
+	hdr(c)->init_size = 0x100; /* smaller than the payload */
+	assert_int_equal(parse(c), -ENOEXEC);
+}
+
+static void test_setup_sects_zero_means_four(void **state)
+{
+	struct ctx *c = *state;
+
+	hdr(c)->setup_sects = 0;
+	assert_int_equal(parse(c), 0);
+	assert_int_equal(c->k.setup_size, 5 * 512);
+}
+
+static void test_e820_low_only(void **state)
+{
+	struct boot_e820_entry e[8];
+	uint64_t low, high;
+
+	(void)state;
+	boot_split(512 * MIB, &low, &high);
+	assert_int_equal(low, 512 * MIB);
+	assert_int_equal(high, 0);
+	assert_int_equal(boot_e820(low, high, e, 8), 3);
+	assert_int_equal(e[0].addr, 0);
+	assert_int_equal(e[0].size, BOOT_EBDA);
+	assert_int_equal(e[0].type, E820_RAM);
+	assert_int_equal(e[1].addr, BOOT_EBDA);
+	assert_int_equal(e[1].addr + e[1].size, BOOT_KERNEL);
+	assert_int_equal(e[1].type, E820_RESERVED);
+	assert_int_equal(e[2].addr, BOOT_KERNEL);
+	assert_int_equal(e[2].addr + e[2].size, 512 * MIB);
+	/* the MP table and boot structures sit in the reserved range or
+	 * below the first RAM entry's end */
+	assert_true(BOOT_MPTABLE >= e[1].addr &&
+		    BOOT_MPTABLE < e[1].addr + e[1].size);
+}
+
+static void test_e820_split_around_mmio(void **state)
+{
+	struct boot_e820_entry e[8];
+	uint64_t low, high, total = 0;
+	unsigned int n;
+
+	(void)state;
+	boot_split(5ull << 30, &low, &high);
+	assert_int_equal(low, BOOT_LOW_MAX);
+	assert_int_equal(high, (5ull << 30) - BOOT_LOW_MAX);
+	n = boot_e820(low, high, e, 8);
+	assert_int_equal(n, 4);
+	assert_int_equal(e[3].addr, BOOT_HIGH_START);
+	for (unsigned int i = 0; i < n; i++) {
+		if (e[i].type == E820_RAM)
+			total += e[i].size;
+		/* nothing overlaps the PCI window */
+		assert_true(e[i].addr + e[i].size <= BOOT_MMIO_START ||
+			    e[i].addr >= BOOT_MMIO_END);
+	}
+	assert_int_equal(total, (5ull << 30) - (BOOT_KERNEL - BOOT_EBDA));
+}
+
+static void test_initrd_placement(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t a;
+
+	assert_int_equal(parse(c), 0);
+	/* needs: pref 16 MiB + init 8 MiB = 24 MiB */
+	assert_int_equal(boot_kernel_needs(&c->k), 24 * MIB);
+	a = boot_initrd_addr(&c->k, 64 * MIB, 5 * MIB + 123);
+	assert_int_not_equal(a, 0);
+	assert_int_equal(a & 0xfff, 0);
+	assert_true(a + 5 * MIB + 123 <= 64 * MIB);
+	assert_true(a >= 24 * MIB);
+	assert_int_equal(boot_initrd_addr(&c->k, 26 * MIB, 4 * MIB), 0);
+	/* initrd_addr_max caps it */
+	hdr(c)->initrd_addr_max = 48 * MIB - 1;
+	assert_int_equal(parse(c), 0);
+	a = boot_initrd_addr(&c->k, 64 * MIB, MIB);
+	assert_true(a + MIB <= 48 * MIB);
+}
+
+static void test_load(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t low = 64 * MIB;
+	uint8_t *ram = calloc(1, low), rd[8192];
+	struct boot_params *bp = (void *)(ram + BOOT_ZERO_PAGE);
+	struct boot_regs r;
+	uint64_t *pd;
+
+	memset(rd, 0x5a, sizeof(rd));
+	assert_int_equal(parse(c), 0);
+	assert_int_equal(boot_load(ram, low, 0, &c->k, rd, sizeof(rd),
+				   "console=ttyS0", &r, c->msg, sizeof(c->msg)),
+			 0);
+	assert_int_equal(r.rip, BOOT_KERNEL + 0x200);
+	assert_int_equal(r.rsi, BOOT_ZERO_PAGE);
+	assert_int_equal(r.cr3, BOOT_PML4);
+	assert_memory_equal(ram + BOOT_KERNEL, c->img + 1024, IMG_SIZE - 1024);
+	assert_int_equal(bp->hdr.header, HDR_MAGIC);
+	assert_int_equal(bp->hdr.type_of_loader, 0xff);
+	assert_int_equal(bp->hdr.cmd_line_ptr, BOOT_CMDLINE);
+	assert_string_equal((char *)ram + BOOT_CMDLINE, "console=ttyS0");
+	assert_int_equal(bp->hdr.ramdisk_size, sizeof(rd));
+	assert_memory_equal(ram + bp->hdr.ramdisk_image, rd, sizeof(rd));
+	assert_int_equal(bp->e820_entries, 3);
+	pd = (uint64_t *)(ram + BOOT_PD);
+	assert_int_equal(pd[0], 0x83);
+	assert_int_equal(pd[2047], (2047ull << 21) | 0x83);
+	assert_int_equal(*(uint64_t *)(ram + BOOT_PML4), BOOT_PDPT | 3);
+	free(ram);
+}
+
+static void test_load_errors(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t low = 32 * MIB;
+	uint8_t *ram = calloc(1, low), rd[16];
+	char *longcmd = malloc(4096);
+	struct boot_regs r;
+
+	assert_int_equal(parse(c), 0);
+	memset(longcmd, 'a', 4095);
+	longcmd[4095] = 0;
+	assert_int_equal(boot_load(ram, low, 0, &c->k, NULL, 0, longcmd, &r,
+				   c->msg, sizeof(c->msg)), -E2BIG);
+	assert_non_null(strstr(c->msg, "too long"));
+	assert_int_equal(boot_load(ram, 16 * MIB, 0, &c->k, NULL, 0, "", &r,
+				   c->msg, sizeof(c->msg)), -ENOMEM);
+	/* initrd that does not fit above the kernel */
+	assert_int_equal(boot_load(ram, 25 * MIB, 0, &c->k, rd, 2 * MIB, "",
+				   &r, c->msg, sizeof(c->msg)), -ENOMEM);
+	(void)rd;
+	free(longcmd);
+	free(ram);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+#define T(x) cmocka_unit_test_setup_teardown(x, setup, teardown)
+		T(test_valid),
+		T(test_bad_magic),
+		T(test_bad_boot_flag),
+		T(test_old_protocol),
+		T(test_not_relocatable),
+		T(test_no_64bit_entry),
+		T(test_truncated),
+		T(test_setup_sects_zero_means_four),
+		T(test_e820_low_only),
+		T(test_e820_split_around_mmio),
+		T(test_initrd_placement),
+		T(test_load),
+		T(test_load_errors),
+#undef T
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests_name("boot", tests, NULL, NULL);
+}

@@ -1,0 +1,497 @@
+/* virtio/pci.c: config space (write masks, BAR sizing, capability
+ * chain), common-config decoding, MSI-X table/masking -> route callbacks,
+ * notify area mapping, device config bounds. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <linux/pci_regs.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_pci.h>
+
+#include "virtio/pci.h"
+
+#define RAM_SIZE (1u << 20)
+#define BAR 0xc0000000u
+#define NQ 2
+
+struct fake {
+	uint8_t cfg[16];
+	int starts, stops;
+	/* callbacks seen */
+	int routes;
+	bool on[VPCI_MAX_SRC];
+	uint64_t addr[VPCI_MAX_SRC];
+	uint32_t data[VPCI_MAX_SRC];
+	bool pending[VPCI_MAX_SRC];
+	int maps;
+	bool mapped;
+	uint64_t notify_base;
+	int notified[NQ];
+};
+
+struct ctx {
+	struct fake f;
+	struct gmem mem;
+	uint8_t *ram;
+	struct vdev v;
+	struct vpci p;
+};
+
+static uint64_t f_features(void *impl) { (void)impl; return 1ull << 32 | 1u << 5; }
+static unsigned int f_nq(void *impl) { (void)impl; return NQ; }
+static uint16_t f_qmax(void *impl) { (void)impl; return 256; }
+static uint32_t f_cfgsize(void *impl) { (void)impl; return 16; }
+
+static void f_cfgread(void *impl, uint32_t off, void *buf, uint32_t len)
+{
+	memcpy(buf, ((struct fake *)impl)->cfg + off, len);
+}
+
+static void f_cfgwrite(void *impl, uint32_t off, const void *buf, uint32_t len)
+{
+	memcpy(((struct fake *)impl)->cfg + off, buf, len);
+}
+
+static int f_start(void *impl, const struct gmem *m, uint64_t features,
+		   const struct vdev_queue *q, unsigned int nq)
+{
+	(void)m, (void)features, (void)q, (void)nq;
+	((struct fake *)impl)->starts++;
+	return 0;
+}
+
+static void f_stop(void *impl) { ((struct fake *)impl)->stops++; }
+
+static const struct vdev_ops ops = {
+	.device_id = 2, .features = f_features, .num_queues = f_nq,
+	.queue_max_size = f_qmax, .config_size = f_cfgsize,
+	.config_read = f_cfgread, .config_write = f_cfgwrite,
+	.start = f_start, .stop = f_stop,
+};
+
+static void cb_route(void *o, unsigned int src, bool on, uint64_t addr,
+		     uint32_t data)
+{
+	struct fake *f = o;
+
+	f->routes++;
+	f->on[src] = on;
+	f->addr[src] = addr;
+	f->data[src] = data;
+}
+
+static bool cb_pending(void *o, unsigned int src)
+{
+	return ((struct fake *)o)->pending[src];
+}
+
+static void cb_map(void *o, bool mapped, uint64_t base)
+{
+	struct fake *f = o;
+
+	f->maps++;
+	f->mapped = mapped;
+	f->notify_base = base;
+}
+
+static void cb_notify(void *o, unsigned int q)
+{
+	((struct fake *)o)->notified[q]++;
+}
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	struct vpci_cb cb = { &c->f, cb_route, cb_pending, cb_map, cb_notify };
+
+	c->ram = calloc(1, RAM_SIZE);
+	assert_int_equal(gmem_add(&c->mem, 0, RAM_SIZE, c->ram), 0);
+	assert_int_equal(vdev_init(&c->v, &ops, &c->f, &c->mem, NULL, NULL), 0);
+	assert_int_equal(vpci_init(&c->p, &c->v, &cb, BAR), 0);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	vpci_destroy(&c->p);
+	free(c->ram);
+	free(c);
+	return 0;
+}
+
+static uint32_t rd(struct ctx *c, uint64_t off, unsigned int size)
+{
+	uint64_t v = 0;
+
+	vpci_bar_read(&c->p, off, &v, size);
+	return (uint32_t)v;
+}
+
+static void wr(struct ctx *c, uint64_t off, unsigned int size, uint32_t val)
+{
+	vpci_bar_write(&c->p, off, &val, size);
+}
+
+/* Find a vendor capability of cfg_type; its config offset or 0. */
+static unsigned int find_vcap(struct ctx *c, uint8_t type)
+{
+	unsigned int off = vpci_cfg_read(&c->p, PCI_CAPABILITY_LIST, 1);
+	int guard = 0;
+
+	while (off && guard++ < 48) {
+		if (vpci_cfg_read(&c->p, off, 1) == PCI_CAP_ID_VNDR &&
+		    vpci_cfg_read(&c->p, off + 3, 1) == type)
+			return off;
+		off = vpci_cfg_read(&c->p, off + 1, 1);
+	}
+	return 0;
+}
+
+static unsigned int find_cap(struct ctx *c, uint8_t id)
+{
+	unsigned int off = vpci_cfg_read(&c->p, PCI_CAPABILITY_LIST, 1);
+
+	while (off && vpci_cfg_read(&c->p, off, 1) != id)
+		off = vpci_cfg_read(&c->p, off + 1, 1);
+	return off;
+}
+
+static void enable_mem(struct ctx *c)
+{
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+}
+
+static void test_ids_and_header(void **state)
+{
+	struct ctx *c = *state;
+
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_VENDOR_ID, 2), 0x1af4);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_DEVICE_ID, 2), 0x1042);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_REVISION_ID, 1), 1);
+	assert_true(vpci_cfg_read(&c->p, PCI_STATUS, 2) & PCI_STATUS_CAP_LIST);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_SUBSYSTEM_ID, 2), 0x40);
+	/* read-only fields ignore writes */
+	vpci_cfg_write(&c->p, PCI_VENDOR_ID, 4, 0);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_VENDOR_ID, 2), 0x1af4);
+	/* misaligned and out-of-range accesses */
+	assert_int_equal(vpci_cfg_read(&c->p, 1, 2), 0xffffffff);
+	assert_int_equal(vpci_cfg_read(&c->p, 254, 4), 0xffffffff);
+	assert_int_equal(vpci_cfg_read(&c->p, 256, 1), 0xffffffff);
+	vpci_cfg_write(&c->p, 255, 4, 0); /* ignored, no crash */
+}
+
+static void test_bar_sizing(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t off;
+
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_0, 4), BAR);
+	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_0, 4, 0xffffffff);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_0, 4),
+			 ~(uint32_t)(VPCI_BAR_SIZE - 1));
+	/* other BARs do not exist */
+	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_1, 4, 0xffffffff);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_1, 4), 0);
+	enable_mem(c);
+	assert_false(vpci_bar_hit(&c->p, BAR, &off)); /* sizing pattern */
+	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_0, 4, BAR + 0x10000);
+	assert_true(vpci_bar_hit(&c->p, BAR + 0x10000 + 8, &off));
+	assert_int_equal(off, 8);
+	assert_false(vpci_bar_hit(&c->p, BAR + 0x10000 + VPCI_BAR_SIZE, &off));
+}
+
+static void test_decode_off_until_enabled(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t off;
+
+	assert_false(vpci_bar_hit(&c->p, BAR, &off));
+	assert_false(c->f.mapped);
+	enable_mem(c);
+	assert_true(vpci_bar_hit(&c->p, BAR, &off));
+	assert_true(c->f.mapped);
+	assert_int_equal(c->f.notify_base, BAR + VPCI_NOTIFY_OFF);
+	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_0, 4, BAR + VPCI_BAR_SIZE);
+	assert_int_equal(c->f.notify_base, BAR + VPCI_BAR_SIZE + VPCI_NOTIFY_OFF);
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2, 0);
+	assert_false(c->f.mapped);
+	assert_int_equal(c->f.maps, 3);
+}
+
+static void test_virtio_caps(void **state)
+{
+	struct ctx *c = *state;
+	static const struct { uint8_t type; uint32_t off; } want[] = {
+		{ VIRTIO_PCI_CAP_COMMON_CFG, VPCI_COMMON_OFF },
+		{ VIRTIO_PCI_CAP_NOTIFY_CFG, VPCI_NOTIFY_OFF },
+		{ VIRTIO_PCI_CAP_ISR_CFG, VPCI_ISR_OFF },
+		{ VIRTIO_PCI_CAP_DEVICE_CFG, VPCI_DEVCFG_OFF },
+	};
+	unsigned int cap;
+
+	for (unsigned int i = 0; i < 4; i++) {
+		cap = find_vcap(c, want[i].type);
+		assert_int_not_equal(cap, 0);
+		assert_int_equal(vpci_cfg_read(&c->p, cap + 4, 1), 0); /* BAR 0 */
+		assert_int_equal(vpci_cfg_read(&c->p, cap + 8, 4), want[i].off);
+	}
+	cap = find_vcap(c, VIRTIO_PCI_CAP_NOTIFY_CFG);
+	assert_int_equal(vpci_cfg_read(&c->p, cap + 2, 1), 20);
+	assert_int_equal(vpci_cfg_read(&c->p, cap + 16, 4), VPCI_NOTIFY_MULT);
+	cap = find_vcap(c, VIRTIO_PCI_CAP_DEVICE_CFG);
+	assert_int_equal(vpci_cfg_read(&c->p, cap + 12, 4), 16);
+	cap = find_cap(c, PCI_CAP_ID_MSIX);
+	assert_int_not_equal(cap, 0);
+	assert_int_equal(vpci_cfg_read(&c->p, cap + PCI_MSIX_FLAGS, 2), NQ);
+	assert_int_equal(vpci_cfg_read(&c->p, cap + PCI_MSIX_TABLE, 4),
+			 VPCI_MSIX_TABLE_OFF);
+	assert_int_equal(vpci_cfg_read(&c->p, cap + PCI_MSIX_PBA, 4),
+			 VPCI_MSIX_PBA_OFF);
+}
+
+static void test_common_cfg(void **state)
+{
+	struct ctx *c = *state;
+
+	enable_mem(c);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_NUMQ, 2), NQ);
+	wr(c, VIRTIO_PCI_COMMON_DFSELECT, 4, 1);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_DF, 4), 1);
+	wr(c, VIRTIO_PCI_COMMON_DFSELECT, 4, 0);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_DF, 4), 1u << 5);
+	wr(c, VIRTIO_PCI_COMMON_Q_SELECT, 2, 1);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_Q_SIZE, 2), 256);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_Q_NOFF, 2), 1);
+	wr(c, VIRTIO_PCI_COMMON_Q_DESCLO, 4, 0x1000);
+	wr(c, VIRTIO_PCI_COMMON_Q_DESCHI, 4, 0x2);
+	assert_int_equal(c->v.q[1].desc, 0x200001000ull);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_Q_DESCHI, 4), 2);
+	/* a 64-bit access is split into two halves */
+	uint64_t v = 0x3000;
+	vpci_bar_write(&c->p, VIRTIO_PCI_COMMON_Q_USEDLO, &v, 8);
+	assert_int_equal(c->v.q[1].device, 0x3000);
+	/* wrong width for the field: ignored */
+	wr(c, VIRTIO_PCI_COMMON_Q_SELECT, 4, 0);
+	assert_int_equal(c->v.queue_select, 1);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_STATUS, 2), 0);
+	/* nonexistent queue */
+	wr(c, VIRTIO_PCI_COMMON_Q_SELECT, 2, 7);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_Q_SIZE, 2), 0);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_Q_MSIX, 2), VDEV_NO_VECTOR);
+}
+
+static void test_features_ok_refused_over_pci(void **state)
+{
+	struct ctx *c = *state;
+
+	enable_mem(c);
+	wr(c, VIRTIO_PCI_COMMON_STATUS, 1, 3);
+	wr(c, VIRTIO_PCI_COMMON_GFSELECT, 4, 0);
+	wr(c, VIRTIO_PCI_COMMON_GF, 4, 1u << 5 | 1u << 6); /* 6: not offered */
+	wr(c, VIRTIO_PCI_COMMON_GFSELECT, 4, 1);
+	wr(c, VIRTIO_PCI_COMMON_GF, 4, 1);
+	wr(c, VIRTIO_PCI_COMMON_STATUS, 1, 3 | VIRTIO_CONFIG_S_FEATURES_OK);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_STATUS, 1), 3);
+	wr(c, VIRTIO_PCI_COMMON_GFSELECT, 4, 0);
+	wr(c, VIRTIO_PCI_COMMON_GF, 4, 1u << 5);
+	wr(c, VIRTIO_PCI_COMMON_STATUS, 1, 3 | VIRTIO_CONFIG_S_FEATURES_OK);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_STATUS, 1),
+			 3 | VIRTIO_CONFIG_S_FEATURES_OK);
+}
+
+static void program_vector(struct ctx *c, unsigned int vec, uint32_t data,
+			   bool masked)
+{
+	uint64_t e = VPCI_MSIX_TABLE_OFF + 16 * vec;
+
+	wr(c, e + PCI_MSIX_ENTRY_LOWER_ADDR, 4, 0xfee00000);
+	wr(c, e + PCI_MSIX_ENTRY_UPPER_ADDR, 4, 0);
+	wr(c, e + PCI_MSIX_ENTRY_DATA, 4, data);
+	wr(c, e + PCI_MSIX_ENTRY_VECTOR_CTRL, 4, masked);
+}
+
+static void msix_ctl(struct ctx *c, uint16_t v)
+{
+	vpci_cfg_write(&c->p, find_cap(c, PCI_CAP_ID_MSIX) + PCI_MSIX_FLAGS,
+		       2, v);
+}
+
+static void test_msix_routes(void **state)
+{
+	struct ctx *c = *state;
+	unsigned int q0 = VPCI_SRC_QUEUE(0);
+
+	enable_mem(c);
+	assert_int_equal(rd(c, VPCI_MSIX_TABLE_OFF + 12, 4), 1); /* masked */
+	program_vector(c, 1, 0x41, false);
+	wr(c, VIRTIO_PCI_COMMON_Q_SELECT, 2, 0);
+	wr(c, VIRTIO_PCI_COMMON_Q_MSIX, 2, 1);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_Q_MSIX, 2), 1);
+	assert_false(c->f.on[q0]); /* MSI-X still disabled */
+	msix_ctl(c, PCI_MSIX_FLAGS_ENABLE);
+	assert_true(c->f.on[q0]);
+	assert_int_equal(c->f.addr[q0], 0xfee00000);
+	assert_int_equal(c->f.data[q0], 0x41);
+	assert_false(c->f.on[VPCI_SRC_CONFIG]); /* config: no vector */
+	/* mask the vector: route off; data change while masked is kept */
+	wr(c, VPCI_MSIX_TABLE_OFF + 16 + 12, 4, 1);
+	assert_false(c->f.on[q0]);
+	wr(c, VPCI_MSIX_TABLE_OFF + 16 + 8, 4, 0x42);
+	assert_false(c->f.on[q0]);
+	/* pending while masked shows in the PBA */
+	c->f.pending[q0] = true;
+	assert_int_equal(rd(c, VPCI_MSIX_PBA_OFF, 4), 1u << 1);
+	wr(c, VPCI_MSIX_TABLE_OFF + 16 + 12, 4, 0);
+	assert_true(c->f.on[q0]);
+	assert_int_equal(c->f.data[q0], 0x42);
+	assert_int_equal(rd(c, VPCI_MSIX_PBA_OFF, 4), 0); /* routed now */
+	/* function mask */
+	msix_ctl(c, PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
+	assert_false(c->f.on[q0]);
+	msix_ctl(c, PCI_MSIX_FLAGS_ENABLE);
+	assert_true(c->f.on[q0]);
+	/* an out-of-range vector reads back as NO_VECTOR, route off */
+	wr(c, VIRTIO_PCI_COMMON_Q_MSIX, 2, NQ + 1);
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_Q_MSIX, 2), VDEV_NO_VECTOR);
+	assert_false(c->f.on[q0]);
+}
+
+static void test_msix_unchanged_no_callback(void **state)
+{
+	struct ctx *c = *state;
+	int n;
+
+	enable_mem(c);
+	program_vector(c, 0, 0x30, false);
+	wr(c, VIRTIO_PCI_COMMON_MSIX, 2, 0);
+	msix_ctl(c, PCI_MSIX_FLAGS_ENABLE);
+	assert_true(c->f.on[VPCI_SRC_CONFIG]);
+	n = c->f.routes;
+	wr(c, VPCI_MSIX_TABLE_OFF + 8, 4, 0x30); /* same value */
+	assert_int_equal(c->f.routes, n);
+}
+
+static void test_msix_table_bounds(void **state)
+{
+	struct ctx *c = *state;
+
+	enable_mem(c);
+	/* entries past nvec and the PBA are not writable; no crash */
+	wr(c, VPCI_MSIX_TABLE_OFF + 16 * (NQ + 1), 4, 0x1234);
+	assert_int_equal(rd(c, VPCI_MSIX_TABLE_OFF + 16 * (NQ + 1), 4), 0);
+	wr(c, VPCI_MSIX_PBA_OFF, 4, 0xffffffff);
+	assert_int_equal(rd(c, VPCI_MSIX_PBA_OFF, 4), 0);
+	/* vector control keeps only the mask bit */
+	wr(c, VPCI_MSIX_TABLE_OFF + 12, 4, 0xfffffffe);
+	assert_int_equal(rd(c, VPCI_MSIX_TABLE_OFF + 12, 4), 0);
+}
+
+static void test_device_cfg_bounds(void **state)
+{
+	struct ctx *c = *state;
+
+	c->f.cfg[12] = 0xab;
+	assert_int_equal(rd(c, VPCI_DEVCFG_OFF + 12, 1), 0xab);
+	assert_int_equal(rd(c, VPCI_DEVCFG_OFF + 16, 4), 0); /* past the end */
+	wr(c, VPCI_DEVCFG_OFF + 14, 2, 0x5566);
+	assert_int_equal(c->f.cfg[14], 0x66);
+	wr(c, VPCI_DEVCFG_OFF + 16, 4, 0x1); /* ignored */
+	/* misaligned, odd sizes, past the BAR */
+	assert_int_equal(rd(c, VPCI_DEVCFG_OFF + 13, 2), 0xffff);
+	assert_int_equal(rd(c, VPCI_BAR_SIZE, 4), 0xffffffff);
+	uint8_t big[16];
+	vpci_bar_read(&c->p, 0, big, 3);
+	assert_true(c->p.bad_access > 0);
+}
+
+static void test_notify_fallback(void **state)
+{
+	struct ctx *c = *state;
+
+	wr(c, VPCI_NOTIFY_OFF + VPCI_NOTIFY_MULT, 2, 1);
+	assert_int_equal(c->f.notified[1], 1);
+	wr(c, VPCI_NOTIFY_OFF + VPCI_NOTIFY_MULT * NQ, 2, NQ); /* no queue */
+	assert_int_equal(c->f.notified[0] + c->f.notified[1], 1);
+}
+
+static void test_isr_read_clears(void **state)
+{
+	struct ctx *c = *state;
+
+	vdev_signal_needs_reset(&c->v);
+	assert_int_equal(rd(c, VPCI_ISR_OFF, 1), VDEV_ISR_CONFIG);
+	assert_int_equal(rd(c, VPCI_ISR_OFF, 1), 0);
+	assert_true(rd(c, VIRTIO_PCI_COMMON_STATUS, 1) &
+		    VIRTIO_CONFIG_S_NEEDS_RESET);
+}
+
+static void test_reset_turns_routes_off(void **state)
+{
+	struct ctx *c = *state;
+
+	enable_mem(c);
+	program_vector(c, 0, 0x30, false);
+	wr(c, VIRTIO_PCI_COMMON_MSIX, 2, 0);
+	msix_ctl(c, PCI_MSIX_FLAGS_ENABLE);
+	assert_true(c->f.on[VPCI_SRC_CONFIG]);
+	wr(c, VIRTIO_PCI_COMMON_STATUS, 1, 0);
+	assert_false(c->f.on[VPCI_SRC_CONFIG]); /* vector reset to NO_VECTOR */
+	assert_int_equal(rd(c, VIRTIO_PCI_COMMON_MSIX, 2), VDEV_NO_VECTOR);
+}
+
+static void test_func_helpers(void **state)
+{
+	struct pci_func f;
+	uint8_t cap[4] = { 0x09, 0xff, 4, 0 };
+
+	(void)state;
+	pci_func_init(&f, 1, 2, 0x060000, 0, 0, 0);
+	assert_int_equal(pci_func_set_bar(&f, 0, 100, false, 0), -EINVAL);
+	assert_int_equal(pci_func_set_bar(&f, 0, 8, false, 0), -EINVAL);
+	assert_int_equal(pci_func_set_bar(&f, 6, 16, false, 0), -EINVAL);
+	assert_int_equal(pci_func_set_bar(&f, 0, 16, false, 8), -EINVAL);
+	assert_int_equal(pci_func_set_bar(&f, 1, 16, true, 0x1000), 0);
+	assert_int_equal(pci_func_read(&f, PCI_BASE_ADDRESS_1, 4), 0x1001);
+	assert_int_equal(pci_func_add_cap(&f, cap, 4), 0x40);
+	assert_int_equal(pci_func_read(&f, 0x41, 1), 0); /* next fixed up */
+	assert_int_equal(pci_func_add_cap(&f, cap, 4), 0x44);
+	assert_int_equal(pci_func_read(&f, 0x41, 1), 0x44);
+	for (int i = 0; i < 60; i++)
+		pci_func_add_cap(&f, cap, 4);
+	assert_int_equal(pci_func_add_cap(&f, cap, 4), -ENOSPC);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+#define T(x) cmocka_unit_test_setup_teardown(x, setup, teardown)
+		T(test_ids_and_header),
+		T(test_bar_sizing),
+		T(test_decode_off_until_enabled),
+		T(test_virtio_caps),
+		T(test_common_cfg),
+		T(test_features_ok_refused_over_pci),
+		T(test_msix_routes),
+		T(test_msix_unchanged_no_callback),
+		T(test_msix_table_bounds),
+		T(test_device_cfg_bounds),
+		T(test_notify_fallback),
+		T(test_isr_read_clears),
+		T(test_reset_turns_routes_off),
+		cmocka_unit_test(test_func_helpers),
+#undef T
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests_name("pci", tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+/* bzImage loader for the 64-bit boot protocol.  Pure. */
+#include "vmm/boot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define HDR_OFF 0x1f1
+#define HDR_MAGIC 0x53726448 /* "HdrS" */
+#define BOOT_FLAG 0xaa55
+#define MIN_VERSION 0x020c   /* 2.12: xloadflags, 64-bit entry */
+#define ENTRY64 0x200        /* startup_64 from the protected-mode start */
+#define E820_RAM 1
+#define E820_RESERVED 2
+#define PAGE 4096ull
+#define TWO_MB (2ull << 20)
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static int bad(char *msg, size_t msglen, const char *why)
+{
+	snprintf(msg, msglen, "not a usable bzImage: %s", why);
+	return -ENOEXEC;
+}
+
+int boot_parse(const uint8_t *img, size_t size, struct boot_kernel *k,
+	       char *msg, size_t msglen)
+{
+	const struct setup_header *h;
+	unsigned int sects;
+
+	if (size < 0x1000)
+		return bad(msg, msglen, "file too small");
+	h = (const void *)(img + HDR_OFF);
+	if (h->boot_flag != BOOT_FLAG || h->header != HDR_MAGIC)
+		return bad(msg, msglen, "no boot signature (HdrS)");
+	if (h->version < MIN_VERSION)
+		return bad(msg, msglen, "boot protocol older than 2.12");
+	if (!h->relocatable_kernel)
+		return bad(msg, msglen, "kernel is not relocatable");
+	if (!(h->xloadflags & XLF_KERNEL_64))
+		return bad(msg, msglen, "no 64-bit entry point");
+	if (!(h->loadflags & LOADED_HIGH))
+		return bad(msg, msglen, "kernel does not load high");
+	sects = h->setup_sects ? h->setup_sects : 4;
+	memset(k, 0, sizeof(*k));
+	k->setup_size = (sects + 1u) * 512u;
+	if (k->setup_size >= size || 0x202u + img[0x201] > k->setup_size)
+		return bad(msg, msglen, "truncated");
+	k->img = img;
+	k->size = size;
+	k->version = h->version;
+	k->init_size = h->init_size;
+	k->pref_address = h->pref_address;
+	k->initrd_max = h->initrd_addr_max;
+	k->cmdline_size = h->cmdline_size;
+	if (k->init_size < size - k->setup_size)
+		return bad(msg, msglen, "init_size smaller than the kernel");
+	return 0;
+}
+
+void boot_split(uint64_t mem, uint64_t *low, uint64_t *high)
+{
+	*low = mem < BOOT_LOW_MAX ? mem : BOOT_LOW_MAX;
+	*high = mem - *low;
+}
+
+unsigned int boot_e820(uint64_t low, uint64_t high,
+		       struct boot_e820_entry *e, unsigned int max)
+{
+	struct boot_e820_entry m[4] = {
+		{ 0, BOOT_EBDA, E820_RAM },
+		{ BOOT_EBDA, BOOT_KERNEL - BOOT_EBDA, E820_RESERVED },
+		{ BOOT_KERNEL, low - BOOT_KERNEL, E820_RAM },
+		{ BOOT_HIGH_START, high, E820_RAM },
+	};
+	unsigned int n = high ? 4 : 3;
+
+	if (low <= BOOT_KERNEL)
+		return 0;
+	if (n > max)
+		n = max;
+	memcpy(e, m, n * sizeof(*e));
+	return n;
+}
+
+uint64_t boot_kernel_needs(const struct boot_kernel *k)
+{
+	/* The decompressor runs at max(load address aligned, pref_address)
+	 * and needs init_size there; the loaded image sits at 1 MiB. */
+	uint64_t start = k->pref_address > BOOT_KERNEL ? k->pref_address :
+							 BOOT_KERNEL;
+	uint64_t end = align_up(start + k->init_size, TWO_MB);
+	uint64_t img_end = BOOT_KERNEL + (k->size - k->setup_size);
+
+	return end > img_end ? end : img_end;
+}
+
+uint64_t boot_initrd_addr(const struct boot_kernel *k, uint64_t low,
+			  uint64_t initrd_size)
+{
+	uint64_t top = low, addr;
+
+	if (k->initrd_max && (uint64_t)k->initrd_max + 1 < top)
+		top = (uint64_t)k->initrd_max + 1;
+	if (initrd_size > top)
+		return 0;
+	addr = (top - initrd_size) & ~(PAGE - 1);
+	if (addr < boot_kernel_needs(k))
+		return 0;
+	return addr;
+}
+
+/* Identity map of the first 4 GiB with 2 MiB pages. */
+static void boot_page_tables(uint8_t *ram)
+{
+	uint64_t *pml4 = (uint64_t *)(ram + BOOT_PML4);
+	uint64_t *pdpt = (uint64_t *)(ram + BOOT_PDPT);
+	uint64_t *pd = (uint64_t *)(ram + BOOT_PD);
+
+	memset(pml4, 0, PAGE);
+	memset(pdpt, 0, PAGE);
+	pml4[0] = BOOT_PDPT | 0x3; /* present, writable */
+	for (unsigned int i = 0; i < 4; i++)
+		pdpt[i] = (BOOT_PD + i * PAGE) | 0x3;
+	for (uint64_t i = 0; i < 4 * 512; i++)
+		pd[i] = (i * TWO_MB) | 0x83; /* present, writable, 2 MiB */
+}
+
+static void boot_gdt(uint8_t *ram)
+{
+	static const uint64_t gdt[4] = {
+		0, 0,
+		0x00af9b000000ffffull, /* 0x10: 64-bit code */
+		0x00cf93000000ffffull, /* 0x18: data */
+	};
+
+	memcpy(ram + BOOT_GDT, gdt, sizeof(gdt));
+}
+
+static int boot_params(uint8_t *ram, uint64_t low, uint64_t high,
+		       const struct boot_kernel *k, uint64_t initrd,
+		       size_t initrd_size)
+{
+	struct boot_params *bp = (struct boot_params *)(ram + BOOT_ZERO_PAGE);
+	size_t hdr_end = 0x202u + k->img[0x201];
+
+	memset(bp, 0, sizeof(*bp));
+	memcpy((uint8_t *)bp + HDR_OFF, k->img + HDR_OFF, hdr_end - HDR_OFF);
+	bp->hdr.type_of_loader = 0xff;
+	bp->hdr.loadflags &= (uint8_t)~(KEEP_SEGMENTS | QUIET_FLAG);
+	bp->hdr.cmd_line_ptr = BOOT_CMDLINE;
+	bp->hdr.ramdisk_image = (uint32_t)initrd;
+	bp->hdr.ramdisk_size = (uint32_t)initrd_size;
+	bp->ext_ramdisk_image = (uint32_t)(initrd >> 32);
+	bp->ext_ramdisk_size = (uint32_t)((uint64_t)initrd_size >> 32);
+	bp->e820_entries = (uint8_t)boot_e820(low, high, bp->e820_table,
+					      E820_MAX_ENTRIES_ZEROPAGE);
+	return bp->e820_entries ? 0 : -ENOMEM;
+}
+
+static int boot_cmdline(uint8_t *ram, const struct boot_kernel *k,
+			const char *cmdline, char *msg, size_t msglen)
+{
+	size_t len = strlen(cmdline), max = BOOT_CMDLINE_MAX - 1;
+
+	if (k->cmdline_size && k->cmdline_size < max)
+		max = k->cmdline_size;
+	if (len > max) {
+		snprintf(msg, msglen,
+			 "kernel command line too long (%zu bytes, at most %zu)",
+			 len, max);
+		return -E2BIG;
+	}
+	memcpy(ram + BOOT_CMDLINE, cmdline, len + 1);
+	return 0;
+}
+
+int boot_load(uint8_t *ram, uint64_t low, uint64_t high,
+	      const struct boot_kernel *k, const uint8_t *initrd,
+	      size_t initrd_size, const char *cmdline, struct boot_regs *regs,
+	      char *msg, size_t msglen)
+{
+	uint64_t pm_size = k->size - k->setup_size, rd = 0;
+	int r;
+
+	if (low < boot_kernel_needs(k)) {
+		snprintf(msg, msglen, "not enough memory for the kernel");
+		return -ENOMEM;
+	}
+	if (initrd_size) {
+		rd = boot_initrd_addr(k, low, initrd_size);
+		if (!rd) {
+			snprintf(msg, msglen,
+				 "not enough memory for kernel and initrd");
+			return -ENOMEM;
+		}
+		memcpy(ram + rd, initrd, initrd_size);
+	}
+	r = boot_cmdline(ram, k, cmdline, msg, msglen);
+	if (r)
+		return r;
+	memcpy(ram + BOOT_KERNEL, k->img + k->setup_size, pm_size);
+	r = boot_params(ram, low, high, k, rd, initrd_size);
+	if (r) {
+		snprintf(msg, msglen, "not enough memory");
+		return r;
+	}
+	boot_gdt(ram);
+	boot_page_tables(ram);
+	regs->rip = BOOT_KERNEL + ENTRY64;
+	regs->rsi = BOOT_ZERO_PAGE;
+	regs->rsp = BOOT_STACK;
+	regs->cr3 = BOOT_PML4;
+	return 0;
+}

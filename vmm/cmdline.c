@@ -1,0 +1,117 @@
+/* `vmm run` option parsing. */
+#include "vmm/cmdline.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct option run_opts[] = {
+	{ "kernel", required_argument, NULL, 'k' },
+	{ "initrd", required_argument, NULL, 'i' },
+	{ "params", required_argument, NULL, 'p' },
+	{ "mem", required_argument, NULL, 'm' },
+	{ "cpus", required_argument, NULL, 'c' },
+	{ "disk", required_argument, NULL, 'd' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_cpus(const char *s, unsigned int *n)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	v = strtoul(s, &end, 10);
+	if (*end || !v || v > VMM_MAX_CPUS)
+		return -1;
+	*n = (unsigned int)v;
+	return 0;
+}
+
+static int add_disk(struct vmm_config *c, char *spec, char *msg,
+		    size_t msglen)
+{
+	char why[160];
+
+	if (c->ndisks >= VMM_MAX_DISKS) {
+		snprintf(msg, msglen, "too many disks: at most %d",
+			 VMM_MAX_DISKS);
+		return -1;
+	}
+	if (blk_opts_parse(spec, &c->disk[c->ndisks], why, sizeof(why))) {
+		snprintf(msg, msglen, "--disk: %s", why);
+		return -1;
+	}
+	c->ndisks++;
+	return 0;
+}
+
+static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
+		   size_t msglen)
+{
+	switch (o) {
+	case 'k': c->kernel = optarg; return 0;
+	case 'i': c->initrd = optarg; return 0;
+	case 'p': c->params = optarg; return 0;
+	case 'v': (*verbose)++; return 0;
+	case 'm':
+		if (!blk_parse_size(optarg, &c->mem))
+			return 0;
+		snprintf(msg, msglen, "--mem: bad size '%s'", optarg);
+		return -1;
+	case 'c':
+		if (!parse_cpus(optarg, &c->cpus))
+			return 0;
+		snprintf(msg, msglen, "--cpus: '%s' is not a number of vCPUs "
+			 "from 1 to %d", optarg, VMM_MAX_CPUS);
+		return -1;
+	case 'd':
+		return add_disk(c, optarg, msg, msglen);
+	default:
+		return -1;
+	}
+}
+
+enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
+				  int *verbose, char *msg, size_t msglen)
+{
+	int o;
+
+	memset(c, 0, sizeof(*c));
+	c->mem = VMM_DEFAULT_MEM;
+	c->cpus = 1;
+	c->params = VMM_DEFAULT_PARAMS;
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":k:i:p:m:c:d:vh", run_opts,
+				NULL)) != -1) {
+		if (o == 'h')
+			return CMDLINE_HELP;
+		if (o == ':' || o == '?') {
+			snprintf(msg, msglen, o == ':' ?
+				 "option '%s' needs an argument" :
+				 "unknown option '%s'; see 'vmm run --help'",
+				 argv[optind - 1]);
+			return CMDLINE_ERROR;
+		}
+		if (run_opt(o, c, verbose, msg, msglen))
+			return CMDLINE_ERROR;
+	}
+	if (optind < argc) {
+		snprintf(msg, msglen, "unexpected argument '%s'", argv[optind]);
+		return CMDLINE_ERROR;
+	}
+	if (!c->kernel) {
+		snprintf(msg, msglen, "missing --kernel BZIMAGE");
+		return CMDLINE_ERROR;
+	}
+	for (unsigned int i = 0; i < c->ndisks; i++)
+		if (!c->disk[i].queues)
+			c->disk[i].queues = c->cpus < BLK_MAX_QUEUES ?
+						    c->cpus : BLK_MAX_QUEUES;
+	return CMDLINE_OK;
+}

@@ -1,0 +1,102 @@
+/* The whole VM: configuration, devices, vCPU threads, and how it ends.
+ *
+ * Exit statuses of `vmm run` (also in `vmm --help`):
+ *   0   the guest reset the machine (i8042 reset, e.g. reboot=k), or
+ *       the user quit with Ctrl-A x
+ *   1   host-side failure (KVM unavailable, out of resources, I/O setup)
+ *   2   bad command line or input (kernel, initrd, disk, sizes)
+ *   3   the guest panicked (pvpanic)
+ *   4   triple fault (KVM_EXIT_SHUTDOWN)
+ *   5   KVM internal error, failed entry or an exit the VMM cannot handle
+ *   130 / 143  stopped by SIGINT / SIGTERM (shut down cleanly)
+ * `vmm probe`: 0 KVM runs guests at hardware speed, 6 only by emulation
+ * (slow), 1 KVM unusable.
+ */
+#ifndef VMM_MACHINE_H
+#define VMM_MACHINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blk/blk.h"
+#include "vmm/boot.h"
+#include "vmm/bus.h"
+#include "vmm/i8042.h"
+#include "vmm/kvm.h"
+#include "vmm/pci_host.h"
+#include "vmm/pvpanic.h"
+#include "vmm/rtc.h"
+#include "vmm/serial.h"
+#include "vmm/vdisk.h"
+
+enum vmm_exit {
+	VMM_EXIT_RESET = 0,
+	VMM_EXIT_ERROR = 1,
+	VMM_EXIT_USAGE = 2,
+	VMM_EXIT_PANIC = 3,
+	VMM_EXIT_TRIPLE_FAULT = 4,
+	VMM_EXIT_INTERNAL = 5,
+	VMM_EXIT_SLOW = 6,
+	VMM_EXIT_SIGNAL = 128, /* + signal number */
+};
+
+#define VMM_MAX_DISKS 16
+#define VMM_MAX_CPUS 64
+#define VMM_DEFAULT_MEM (512ull << 20)
+
+struct vmm_config {
+	const char *kernel, *initrd, *params;
+	uint64_t mem;
+	unsigned int cpus;
+	unsigned int ndisks;
+	struct blk_opts disk[VMM_MAX_DISKS];
+	bool quiet_console; /* no terminal handling: stdin not a tty */
+};
+
+struct vcpu {
+	struct machine *m;
+	unsigned int id;
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	bool started;
+};
+
+struct machine {
+	const struct vmm_config *cfg;
+	struct vm vm;
+	struct bus pio, mmio;
+	struct serial serial;
+	struct i8042 kbd;
+	struct rtc rtc;
+	struct pci_host pci;
+	struct pvpanic pvpanic;
+	struct vdisk *disk[VMM_MAX_DISKS];
+	unsigned int ndisks;
+	struct vcpu vcpu[VMM_MAX_CPUS];
+	unsigned int ncpus;
+	int stop_fd;             /* eventfd: the VM should end */
+	int exit_status;         /* first request wins */
+	bool exiting;
+	char reason[160];
+	pthread_mutex_t exit_lock;
+};
+
+/* Ask the VM to end with status; the first request wins.  Any thread. */
+void machine_exit(struct machine *m, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+bool machine_exiting(struct machine *m);
+
+/* vcpu.c */
+int vcpu_start(struct vcpu *c);
+void vcpu_kick(struct vcpu *c);
+void vcpu_join(struct vcpu *c);
+
+/* run.c: build the machine from cfg and run it (blk devices already
+ * opened: they are handed over); returns the exit status. */
+int machine_run(const struct vmm_config *cfg, struct blk_dev **disks,
+		const struct boot_kernel *k, const uint8_t *initrd,
+		size_t initrd_size);
+
+#endif

@@ -1,0 +1,281 @@
+/* vmm: command line, input checks, exit statuses.  The only place that
+ * calls exit(). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmm/boot.h"
+#include "vmm/cmdline.h"
+#include "vmm/log.h"
+#include "vmm/machine.h"
+#include "vmm/probe.h"
+#include "vmm/term.h"
+
+#define VMM_VERSION "0.1.0"
+#define MAX_IMAGE (1ull << 31) /* kernel or initrd: 2 GiB at most */
+
+static const char usage_main[] =
+	"Usage: vmm COMMAND [OPTION]...\n"
+	"A small KVM virtual machine monitor with fast virtio-blk disks.\n"
+	"\n"
+	"Commands:\n"
+	"  run      boot a Linux bzImage (see 'vmm run --help')\n"
+	"  probe    report KVM's version, capabilities and speed\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help     show this help and exit\n"
+	"  -V, --version  show the version and exit\n";
+
+static const char usage_run[] =
+	"Usage: vmm run -k BZIMAGE [OPTION]...\n"
+	"Boot a Linux bzImage under KVM; its console is this terminal.\n"
+	"\n"
+	"  -k, --kernel BZIMAGE  kernel (64-bit boot protocol, 2.12 or later)\n"
+	"  -i, --initrd FILE     initial RAM disk\n"
+	"  -p, --params CMDLINE  kernel command line\n"
+	"                        (default: \"" VMM_DEFAULT_PARAMS "\")\n"
+	"  -m, --mem SIZE        guest RAM (default 512M)\n"
+	"  -c, --cpus N          vCPUs (default 1, at most 64)\n"
+	"  -d, --disk SPEC       add a virtio-blk disk (vda, vdb, ... in order):\n"
+	"      PATH[,ro][,direct][,queues=N][,serial=ID][,batch=on]\n"
+	"      ram:SIZE[,queues=N][,serial=ID][,batch=on]\n"
+	"                        queues default to the vCPU count; at most 16 disks\n"
+	"  -v, --verbose         more log messages (repeat for debug)\n"
+	"  -h, --help            show this help and exit\n"
+	"\n"
+	"SIZE is a number of MiB, or a number with a K, M or G suffix.\n"
+	"On a terminal, Ctrl-A x quits; Ctrl-A Ctrl-A sends Ctrl-A.\n"
+	"\n"
+	"Exit status:\n"
+	"  0    the guest reset the machine (reboot=k), or Ctrl-A x\n"
+	"  1    host-side failure (KVM, resources)\n"
+	"  2    bad command line or input file\n"
+	"  3    the guest panicked (pvpanic)\n"
+	"  4    triple fault\n"
+	"  5    KVM internal error or unhandled exit\n"
+	"  130, 143  stopped by SIGINT, SIGTERM\n";
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "vmm: %s\n", msg);
+	return VMM_EXIT_USAGE;
+}
+
+static const char *file_problem(int fd, const struct stat *st)
+{
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (!st->st_size)
+		return "empty file";
+	if ((uint64_t)st->st_size > MAX_IMAGE)
+		return "too large";
+	(void)fd;
+	return NULL;
+}
+
+/* Read a whole file; one line in msg on failure. */
+static int read_file(const char *what, const char *path, uint8_t **buf,
+		     size_t *size, char *msg, size_t msglen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why = NULL;
+	struct stat st;
+	size_t done = 0;
+
+	*buf = NULL;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else
+		why = file_problem(fd, &st);
+	if (!why) {
+		*buf = malloc((size_t)st.st_size);
+		why = *buf ? NULL : "out of memory";
+	}
+	while (!why && done < (size_t)st.st_size) {
+		ssize_t r = read(fd, *buf + done, (size_t)st.st_size - done);
+
+		if (r <= 0)
+			why = r < 0 ? strerror(errno) : "short read";
+		else
+			done += (size_t)r;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (why) {
+		snprintf(msg, msglen, "%s '%s': %s", what, path, why);
+		free(*buf);
+		*buf = NULL;
+		return -1;
+	}
+	*size = done;
+	return 0;
+}
+
+struct inputs {
+	uint8_t *kernel, *initrd;
+	size_t kernel_size, initrd_size;
+	struct boot_kernel k;
+	struct blk_dev *disk[VMM_MAX_DISKS];
+};
+
+static void inputs_free(struct inputs *in)
+{
+	for (unsigned int i = 0; i < VMM_MAX_DISKS; i++)
+		blk_dev_destroy(in->disk[i]);
+	free(in->kernel);
+	free(in->initrd);
+}
+
+static int check_mem(const struct vmm_config *c, const struct inputs *in,
+		     char *msg, size_t msglen)
+{
+	uint64_t low, high, host = (uint64_t)sysconf(_SC_PHYS_PAGES) *
+				   (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t need = boot_kernel_needs(&in->k) + in->initrd_size;
+
+	boot_split(c->mem, &low, &high);
+	if (host && c->mem > host) {
+		snprintf(msg, msglen, "--mem %llu MiB: more than the host's "
+			 "%llu MiB", (unsigned long long)(c->mem >> 20),
+			 (unsigned long long)(host >> 20));
+		return -1;
+	}
+	if (low < need || (in->initrd_size &&
+			   !boot_initrd_addr(&in->k, low, in->initrd_size))) {
+		snprintf(msg, msglen, "not enough memory: --mem %llu MiB, the "
+			 "kernel%s need%s at least %llu MiB",
+			 (unsigned long long)(c->mem >> 20),
+			 in->initrd_size ? " and initrd" : "",
+			 in->initrd_size ? "" : "s",
+			 (unsigned long long)((need >> 20) + 2));
+		return -1;
+	}
+	return 0;
+}
+
+static int check_params(const struct vmm_config *c, const struct inputs *in,
+			char *msg, size_t msglen)
+{
+	size_t max = in->k.cmdline_size ? in->k.cmdline_size : 255;
+
+	if (max > BOOT_CMDLINE_MAX - 1)
+		max = BOOT_CMDLINE_MAX - 1;
+	if (strlen(c->params) <= max)
+		return 0;
+	snprintf(msg, msglen, "--params: command line too long (%zu bytes, "
+		 "the kernel takes %zu)", strlen(c->params), max);
+	return -1;
+}
+
+static int open_disks(const struct vmm_config *c, struct inputs *in,
+		      char *msg, size_t msglen)
+{
+	char why[200];
+
+	for (unsigned int i = 0; i < c->ndisks; i++) {
+		if (blk_dev_create(&c->disk[i], &in->disk[i], why,
+				   sizeof(why))) {
+			snprintf(msg, msglen, "disk vd%c: %s", 'a' + i, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Everything that can be wrong with the input, before any thread. */
+static int load_inputs(const struct vmm_config *c, struct inputs *in,
+		       char *msg, size_t msglen)
+{
+	if (read_file("kernel", c->kernel, &in->kernel, &in->kernel_size, msg,
+		      msglen))
+		return -1;
+	if (boot_parse(in->kernel, in->kernel_size, &in->k, msg, msglen)) {
+		size_t n = strlen(msg);
+
+		snprintf(msg + n, msglen - n, " ('%s')", c->kernel);
+		return -1;
+	}
+	if (c->initrd && read_file("initrd", c->initrd, &in->initrd,
+				   &in->initrd_size, msg, msglen))
+		return -1;
+	if (check_params(c, in, msg, msglen) || check_mem(c, in, msg, msglen))
+		return -1;
+	return open_disks(c, in, msg, msglen);
+}
+
+static void block_signals(void)
+{
+	sigset_t set;
+
+	/* Threads inherit the mask; the main thread takes these through a
+	 * signalfd and shuts the VM down cleanly. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct vmm_config cfg;
+	struct inputs in;
+	char msg[512];
+	int verbose = 0, status;
+
+	switch (cmdline_parse(argc, argv, &cfg, &verbose, msg, sizeof(msg))) {
+	case CMDLINE_HELP:
+		fputs(usage_run, stdout);
+		return 0;
+	case CMDLINE_ERROR:
+		return usage_error(msg);
+	case CMDLINE_OK:
+		break;
+	}
+	vlog_set_level(verbose > 1 ? VLOG_DEBUG :
+		       verbose ? VLOG_INFO : VLOG_WARN);
+	memset(&in, 0, sizeof(in));
+	if (load_inputs(&cfg, &in, msg, sizeof(msg))) {
+		inputs_free(&in);
+		return usage_error(msg);
+	}
+	block_signals();
+	status = machine_run(&cfg, in.disk, &in.k, in.initrd, in.initrd_size);
+	inputs_free(&in); /* disks the machine took are NULL here */
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+	int status;
+
+	if (!cmd) {
+		fputs(usage_main, stderr);
+		return VMM_EXIT_USAGE;
+	}
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+		fputs(usage_main, stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+		printf("vmm " VMM_VERSION "\n");
+		return 0;
+	}
+	if (!strcmp(cmd, "run"))
+		status = cmd_run(argc - 1, argv + 1);
+	else if (!strcmp(cmd, "probe") && argc == 2)
+		status = probe_run();
+	else
+		status = usage_error(!strcmp(cmd, "probe") ?
+			"probe takes no arguments" :
+			"unknown command; see 'vmm --help'");
+	term_restore();
+	fflush(stdout);
+	exit(status);
+}

@@ -1,0 +1,149 @@
+/* MP table writer (MultiProcessor Specification 1.4, chapter 4). */
+#include "vmm/mptable.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define MP_SPEC_REV 4
+#define MP_APIC_VERSION 0x14
+#define MP_IOAPIC_VERSION 0x11
+#define MP_ISA_IRQS 16
+
+enum { MP_PROC, MP_BUS, MP_IOAPIC, MP_IOINT, MP_LINT };
+enum { MP_INT, MP_NMI, MP_SMI, MP_EXTINT };
+enum { BUS_PCI, BUS_ISA };
+
+struct mpf {
+	char sig[4];
+	uint32_t phys;
+	uint8_t len, rev, checksum, feature[5];
+} __attribute__((packed));
+
+struct mpc {
+	char sig[4];
+	uint16_t len;
+	uint8_t rev, checksum;
+	char oem[8], product[12];
+	uint32_t oem_ptr;
+	uint16_t oem_size, count;
+	uint32_t lapic;
+	uint16_t ext_len;
+	uint8_t ext_checksum, reserved;
+} __attribute__((packed));
+
+struct mpc_cpu {
+	uint8_t type, apicid, apicver, flags;
+	uint32_t sig, features, reserved[2];
+} __attribute__((packed));
+
+struct mpc_bus {
+	uint8_t type, id;
+	char name[6];
+} __attribute__((packed));
+
+struct mpc_ioapic {
+	uint8_t type, id, ver, flags;
+	uint32_t addr;
+} __attribute__((packed));
+
+struct mpc_int {
+	uint8_t type, irqtype;
+	uint16_t flags;
+	uint8_t src_bus, src_irq, dst_apic, dst_pin;
+} __attribute__((packed));
+
+static uint8_t mp_checksum(const uint8_t *p, size_t n)
+{
+	uint8_t s = 0;
+
+	while (n--)
+		s = (uint8_t)(s + *p++);
+	return (uint8_t)-s;
+}
+
+size_t mptable_size(unsigned int ncpus)
+{
+	return sizeof(struct mpf) + sizeof(struct mpc) +
+	       ncpus * sizeof(struct mpc_cpu) + 2 * sizeof(struct mpc_bus) +
+	       sizeof(struct mpc_ioapic) +
+	       (MP_ISA_IRQS - 1 + 2) * sizeof(struct mpc_int);
+}
+
+static uint8_t *mp_cpus(uint8_t *p, unsigned int ncpus, uint32_t sig,
+			uint32_t features)
+{
+	for (unsigned int i = 0; i < ncpus; i++) {
+		struct mpc_cpu c = {
+			.type = MP_PROC, .apicid = (uint8_t)i,
+			.apicver = MP_APIC_VERSION,
+			.flags = (uint8_t)(1 | (i == 0 ? 2 : 0)), /* EN, BP */
+			.sig = sig, .features = features,
+		};
+
+		memcpy(p, &c, sizeof(c));
+		p += sizeof(c);
+	}
+	return p;
+}
+
+static uint8_t *mp_ints(uint8_t *p, uint8_t ioapic)
+{
+	struct mpc_int e;
+
+	for (unsigned int irq = 0; irq < MP_ISA_IRQS; irq++) {
+		/* ISA IRQ n on IOAPIC pin n, as KVM's default GSI routes do;
+		 * polarity and trigger conform to the ISA bus. */
+		if (irq == 2)
+			continue; /* the 8259 cascade: not routed */
+		e = (struct mpc_int){ MP_IOINT, MP_INT, 0, BUS_ISA,
+				      (uint8_t)irq, ioapic, (uint8_t)irq };
+		memcpy(p, &e, sizeof(e));
+		p += sizeof(e);
+	}
+	e = (struct mpc_int){ MP_LINT, MP_EXTINT, 0, BUS_ISA, 0, 0xff, 0 };
+	memcpy(p, &e, sizeof(e));
+	p += sizeof(e);
+	e = (struct mpc_int){ MP_LINT, MP_NMI, 0, BUS_ISA, 0, 0xff, 1 };
+	memcpy(p, &e, sizeof(e));
+	return p + sizeof(e);
+}
+
+int mptable_write(uint8_t *buf, uint64_t gpa, size_t len, unsigned int ncpus,
+		  uint32_t cpu_sig, uint32_t cpu_features)
+{
+	struct mpf *f = (struct mpf *)buf;
+	struct mpc *c = (struct mpc *)(buf + sizeof(*f));
+	struct mpc_bus pci = { MP_BUS, BUS_PCI, "PCI   " };
+	struct mpc_bus isa = { MP_BUS, BUS_ISA, "ISA   " };
+	struct mpc_ioapic io = { MP_IOAPIC, (uint8_t)ncpus, MP_IOAPIC_VERSION,
+				 1, MPTABLE_IOAPIC_ADDR };
+	uint8_t *p;
+
+	if (!ncpus || ncpus > MPTABLE_MAX_CPUS || gpa + len > 0x100000000ull)
+		return -EINVAL;
+	if (len < mptable_size(ncpus))
+		return -ENOSPC;
+	memset(buf, 0, mptable_size(ncpus));
+	p = mp_cpus((uint8_t *)(c + 1), ncpus, cpu_sig, cpu_features);
+	memcpy(p, &pci, sizeof(pci));
+	memcpy(p + sizeof(pci), &isa, sizeof(isa));
+	p += 2 * sizeof(pci);
+	memcpy(p, &io, sizeof(io));
+	p = mp_ints(p + sizeof(io), io.id);
+
+	memcpy(c->sig, "PCMP", 4);
+	c->len = (uint16_t)(p - (uint8_t *)c);
+	c->rev = MP_SPEC_REV;
+	memcpy(c->oem, "VMM     ", 8);
+	memcpy(c->product, "VMM-KVM     ", 12);
+	c->count = (uint16_t)(ncpus + 2 + 1 + MP_ISA_IRQS - 1 + 2);
+	c->lapic = MPTABLE_LAPIC_ADDR;
+	c->checksum = mp_checksum((const uint8_t *)c, c->len);
+
+	memcpy(f->sig, "_MP_", 4);
+	f->phys = (uint32_t)(gpa + sizeof(*f));
+	f->len = 1;
+	f->rev = MP_SPEC_REV;
+	f->checksum = mp_checksum(buf, sizeof(*f));
+	return 0;
+}

@@ -1,0 +1,281 @@
+/* Build the machine and run it until something ends it. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "vmm/log.h"
+#include "vmm/machine.h"
+#include "vmm/mptable.h"
+#include "vmm/term.h"
+
+#define POST_PORT 0x80
+
+void machine_exit(struct machine *m, int status, const char *fmt, ...)
+{
+	uint64_t one = 1;
+	va_list ap;
+
+	pthread_mutex_lock(&m->exit_lock);
+	if (m->exiting) {
+		pthread_mutex_unlock(&m->exit_lock);
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(m->reason, sizeof(m->reason), fmt, ap);
+	va_end(ap);
+	m->exit_status = status;
+	__atomic_store_n(&m->exiting, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&m->exit_lock);
+	if (write(m->stop_fd, &one, sizeof(one)) < 0) {
+		/* cannot fail for an eventfd below its limit */
+	}
+}
+
+bool machine_exiting(struct machine *m)
+{
+	return __atomic_load_n(&m->exiting, __ATOMIC_ACQUIRE);
+}
+
+static void on_serial_irq(void *opaque, int level)
+{
+	struct machine *m = opaque;
+
+	vm_irq_line(&m->vm, SERIAL_IRQ, level);
+}
+
+static void on_reset(void *opaque)
+{
+	machine_exit(opaque, VMM_EXIT_RESET, "guest reset (i8042)");
+}
+
+static void on_quit(void *opaque)
+{
+	machine_exit(opaque, VMM_EXIT_RESET, "quit (Ctrl-A x)");
+}
+
+static void on_panic(void *opaque, uint8_t events)
+{
+	machine_exit(opaque, VMM_EXIT_PANIC,
+		     "guest panicked (pvpanic event 0x%x)", events);
+}
+
+static void post_io(void *opaque, uint64_t port, uint8_t *data,
+		    unsigned int size, bool write)
+{
+	(void)opaque, (void)port;
+	if (!write)
+		memset(data, 0xff, size);
+}
+
+static int machine_legacy(struct machine *m)
+{
+	int r = 0;
+
+	serial_init(&m->serial, STDOUT_FILENO, on_serial_irq, m);
+	i8042_init(&m->kbd, on_reset, m);
+	rtc_init(&m->rtc);
+	r |= bus_add(&m->pio, SERIAL_PORT, 8, serial_io, &m->serial);
+	r |= bus_add(&m->pio, I8042_DATA, 1, i8042_io, &m->kbd);
+	r |= bus_add(&m->pio, I8042_CMD, 1, i8042_io, &m->kbd);
+	r |= bus_add(&m->pio, RTC_INDEX, 2, rtc_io, &m->rtc);
+	r |= bus_add(&m->pio, POST_PORT, 1, post_io, NULL);
+	r |= bus_add(&m->pio, PCI_HOST_ADDR, 8, pci_host_io, &m->pci);
+	return r ? -EINVAL : 0;
+}
+
+static int machine_pci(struct machine *m, struct blk_dev **disks)
+{
+	uint32_t bar;
+	int r;
+
+	pci_host_init(&m->pci, BOOT_MMIO_START, BOOT_MMIO_END);
+	m->mmio.fallback = pci_host_mmio;
+	m->mmio.fallback_opaque = &m->pci;
+	for (unsigned int i = 0; i < m->cfg->ndisks; i++) {
+		r = pci_host_alloc_bar(&m->pci, VPCI_BAR_SIZE, &bar);
+		if (!r)
+			r = vdisk_create(&m->vm, disks[i], bar, &m->disk[i]);
+		if (r)
+			return r;
+		disks[i] = NULL; /* the vdisk owns it now */
+		m->ndisks++;
+		r = pci_host_add(&m->pci, &vdisk_pci_ops, m->disk[i]);
+		if (r < 0)
+			return r;
+	}
+	r = pci_host_alloc_bar(&m->pci, PVPANIC_BAR_SIZE, &bar);
+	if (!r)
+		r = pvpanic_init(&m->pvpanic, bar, on_panic, m);
+	if (!r)
+		r = pci_host_add(&m->pci, &pvpanic_ops, &m->pvpanic);
+	return r < 0 ? r : 0;
+}
+
+static int machine_cpus(struct machine *m, const struct boot_regs *regs)
+{
+	uint32_t sig, feat;
+	int r;
+
+	vm_cpu_signature(&m->vm, &sig, &feat);
+	r = mptable_write(m->vm.ram + BOOT_MPTABLE, BOOT_MPTABLE,
+			  BOOT_KERNEL - BOOT_MPTABLE, m->cfg->cpus, sig, feat);
+	if (r)
+		return r;
+	for (unsigned int i = 0; i < m->cfg->cpus; i++) {
+		struct vcpu *c = &m->vcpu[i];
+
+		c->m = m;
+		c->id = i;
+		r = vm_vcpu_create(&m->vm, i, &c->fd, &c->run);
+		if (r)
+			return r;
+		m->ncpus++;
+	}
+	return vm_vcpu_boot_regs(m->vcpu[0].fd, regs->rip, regs->rsi,
+				 regs->rsp, regs->cr3, BOOT_GDT);
+}
+
+static int machine_build(struct machine *m, struct blk_dev **disks,
+			 const struct boot_kernel *k, const uint8_t *initrd,
+			 size_t initrd_size)
+{
+	const struct vmm_config *cfg = m->cfg;
+	struct boot_regs regs;
+	char msg[256];
+	int r;
+
+	r = vm_open(&m->vm, msg, sizeof(msg));
+	if (!r)
+		r = vm_setup(&m->vm, cfg->mem, msg, sizeof(msg));
+	if (r) {
+		pr_err("%s", msg);
+		return r;
+	}
+	if (cfg->cpus > (unsigned int)vm_max_vcpus(&m->vm)) {
+		pr_err("%u vCPUs requested, KVM supports %d", cfg->cpus,
+		       vm_max_vcpus(&m->vm));
+		return -EINVAL;
+	}
+	r = boot_load(m->vm.ram, m->vm.low, m->vm.high, k, initrd,
+		      initrd_size, cfg->params, &regs, msg, sizeof(msg));
+	if (r) {
+		pr_err("%s", msg);
+		return r;
+	}
+	r = machine_pci(m, disks);
+	if (!r)
+		r = machine_legacy(m);
+	if (r) {
+		pr_err("cannot set up devices: %s", strerror(-r));
+		return r;
+	}
+	r = machine_cpus(m, &regs);
+	if (r)
+		pr_err("cannot set up vCPUs: %s", strerror(-r));
+	return r;
+}
+
+/* Wait for the end: a device, a vCPU, or a signal. */
+static void machine_wait(struct machine *m, int sfd)
+{
+	struct pollfd p[2] = { { .fd = m->stop_fd, .events = POLLIN },
+			       { .fd = sfd, .events = POLLIN } };
+	struct signalfd_siginfo si;
+
+	while (!machine_exiting(m)) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents && read(sfd, &si, sizeof(si)) == sizeof(si))
+			machine_exit(m, VMM_EXIT_SIGNAL + (int)si.ssi_signo,
+				     "stopped by signal %u", si.ssi_signo);
+	}
+}
+
+static int machine_start(struct machine *m)
+{
+	bool tty;
+	int r;
+
+	tty = term_raw(STDIN_FILENO);
+	r = serial_start_input(&m->serial, STDIN_FILENO, tty, on_quit, m);
+	if (r) {
+		pr_err("cannot start the console input: %s", strerror(-r));
+		return r;
+	}
+	for (unsigned int i = 0; i < m->ncpus; i++) {
+		r = vcpu_start(&m->vcpu[i]);
+		if (r) {
+			machine_exit(m, VMM_EXIT_ERROR,
+				     "cannot start vCPU %u: %s", i,
+				     strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+static void machine_teardown(struct machine *m)
+{
+	machine_exit(m, VMM_EXIT_ERROR, "teardown"); /* no-op if ending */
+	for (unsigned int i = 0; i < m->ncpus; i++)
+		vcpu_kick(&m->vcpu[i]);
+	for (unsigned int i = 0; i < m->ncpus; i++)
+		vcpu_join(&m->vcpu[i]);
+	serial_stop_input(&m->serial);
+	for (unsigned int i = 0; i < m->ndisks; i++)
+		vdisk_destroy(m->disk[i]);
+	for (unsigned int i = 0; i < m->ncpus; i++)
+		close(m->vcpu[i].fd);
+	term_restore();
+	vm_close(&m->vm);
+}
+
+int machine_run(const struct vmm_config *cfg, struct blk_dev **disks,
+		const struct boot_kernel *k, const uint8_t *initrd,
+		size_t initrd_size)
+{
+	struct machine *m = calloc(1, sizeof(*m));
+	sigset_t set;
+	int sfd, status;
+
+	if (!m)
+		return VMM_EXIT_ERROR;
+	m->cfg = cfg;
+	m->vm.vm_fd = m->vm.kvm_fd = -1;
+	pthread_mutex_init(&m->exit_lock, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	m->stop_fd = eventfd(0, EFD_CLOEXEC);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (m->stop_fd < 0 || sfd < 0) {
+		pr_err("eventfd/signalfd: %s", strerror(errno));
+		status = VMM_EXIT_ERROR;
+	} else if (machine_build(m, disks, k, initrd, initrd_size) ||
+		   machine_start(m)) {
+		machine_exit(m, VMM_EXIT_ERROR, "setup failed");
+		status = VMM_EXIT_ERROR;
+	} else {
+		machine_wait(m, sfd);
+		status = -1;
+	}
+	machine_teardown(m);
+	if (status < 0) {
+		status = m->exit_status;
+		if (status != VMM_EXIT_RESET)
+			pr_err("%s", m->reason);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (m->stop_fd >= 0)
+		close(m->stop_fd);
+	free(m);
+	return status;
+}

@@ -1,0 +1,49 @@
+/* 8250/16550A UART (COM1: ports 0x3f8-0x3ff, IRQ 4): guest output to an
+ * fd, host input from an fd through an input thread.
+ */
+#ifndef VMM_SERIAL_H
+#define VMM_SERIAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SERIAL_PORT 0x3f8
+#define SERIAL_IRQ 4
+#define SERIAL_FIFO 64
+
+struct serial {
+	pthread_mutex_t lock;
+	uint8_t ier, lcr, mcr, scr, dll, dlm, fcr;
+	bool thri;           /* THR-empty interrupt pending */
+	uint8_t rx[SERIAL_FIFO];
+	unsigned int rx_head, rx_n;
+	int level;           /* IRQ line as last set */
+	void (*irq)(void *opaque, int level);
+	void *irq_opaque;
+	int out_fd;
+	/* input */
+	int in_fd, stop_fd;
+	bool escape;         /* Ctrl-A x quits (terminal input) */
+	bool esc_seen;
+	bool thread_on;
+	pthread_t thread;
+	void (*quit)(void *opaque);
+	void *quit_opaque;
+};
+
+int serial_init(struct serial *s, int out_fd,
+		void (*irq)(void *opaque, int level), void *opaque);
+void serial_destroy(struct serial *s);
+/* Bus handler for the 8 ports. */
+void serial_io(void *opaque, uint64_t port, uint8_t *data, unsigned int size,
+	       bool write);
+/* Bytes from the host side (tests, input thread).  Returns how many fit. */
+unsigned int serial_rx(struct serial *s, const uint8_t *buf, unsigned int n);
+/* Start the input thread reading in_fd; with escape, Ctrl-A x calls quit.
+ * 0 or -errno. */
+int serial_start_input(struct serial *s, int in_fd, bool escape,
+		       void (*quit)(void *opaque), void *opaque);
+void serial_stop_input(struct serial *s);
+
+#endif

@@ -1,0 +1,38 @@
+/* A virtio-blk disk on virtio-pci: wires blk/ and virtio/pci to KVM
+ * (MSI routes + irqfd per interrupt source, ioeventfd per queue).
+ */
+#ifndef VMM_VDISK_H
+#define VMM_VDISK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blk/blk.h"
+#include "virtio/pci.h"
+#include "vmm/kvm.h"
+#include "vmm/pci_host.h"
+
+struct vdisk {
+	struct vm *vm;
+	struct blk_dev *blk;
+	struct vdev vdev;
+	struct vpci pci;
+	unsigned int nq;
+	int kick[VDEV_MAX_QUEUES];
+	int call[VPCI_MAX_SRC];   /* [0]: config interrupt; [1 + q]: queue q */
+	int gsi[VPCI_MAX_SRC];
+	bool irqfd_on[VPCI_MAX_SRC];
+	bool notify_on;
+	uint64_t notify_base;
+	uint64_t slow_kicks;       /* kicks that exited to a vCPU thread */
+};
+
+extern const struct pci_dev_ops vdisk_pci_ops;
+
+/* Takes over blk (destroyed by vdisk_destroy).  0 or -errno. */
+int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
+		 struct vdisk **out);
+/* Reset the device (joins its iothreads), then free everything. */
+void vdisk_destroy(struct vdisk *d);
+
+#endif
