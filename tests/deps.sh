@@ -2,7 +2,7 @@
 # Install what the build and the tests need on Debian 12, if missing.
 # As root: apt-get install --no-install-recommends.  Otherwise: print the
 # exact command and stop.
-PKGS="gcc make libc6-dev linux-libc-dev pkg-config liburing-dev libcmocka-dev
+PKGS="build-essential gcc make libc6-dev linux-libc-dev pkg-config liburing-dev libcmocka-dev libaio-dev
 libfdt-dev liblzma-dev clang libclang-rt-14-dev fio qemu-system-x86
 busybox-static cpio xz-utils dpkg-dev ca-certificates valgrind gnuplot-nox
 python3"

@@ -1,0 +1,238 @@
+# shellcheck shell=bash
+# Shared helpers for guest/build.sh and tests/testhost/mkinitramfs.sh.
+# Sourced, not executed. Needs: bash, apt-get, dpkg-deb, coreutils.
+#
+# Everything fetched is cached under build/guest/cache/; a step whose output
+# exists is skipped.  Every step builds into a temporary path and renames it
+# at the end, so an interrupted or failed run never leaves a half-built
+# output that a later run would take as complete.
+#
+# GUEST_REFRESH=1 re-reads the package indexes and re-resolves the kernel
+# package (to pick up a newer Debian kernel); otherwise nothing is fetched
+# once the cache is filled.
+
+set -o pipefail
+
+REPO=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+GBUILD=${GBUILD:-$REPO/build/guest}
+GCACHE=$GBUILD/cache
+APTDIR=$GBUILD/apt
+
+log() { printf '%s: %s\n' "${LOG_TAG:-guest}" "$*" >&2; }
+die() { printf '%s: error: %s\n' "${LOG_TAG:-guest}" "$*" >&2; exit 1; }
+
+# mktemp next to a final path, so that the final rename stays on one fs.
+tmp_near() { mktemp -d "$(dirname "$1")/.tmp.$(basename "$1").XXXXXX"; }
+
+# Write the private apt configuration.  Its source list is derived from the
+# machine's own Debian sources, with deb-src added, so no mirror host name
+# lives in this repository.
+apt_write_conf() {
+	local etc=$APTDIR/etc src=/etc/apt/sources.list.d/debian.sources
+	mkdir -p "$etc/sources.list.d" "$etc/preferences.d" \
+		"$APTDIR/lists/partial" "$APTDIR/archives/partial"
+	if [ -s "$src" ]; then
+		# deb822: every enabled stanza whose Types has deb gets deb-src.
+		awk '
+			/^[Tt]ypes:/ {
+				n = split(substr($0, index($0, ":") + 1), t, /[ \t]+/)
+				has = 0
+				for (i = 1; i <= n; i++) if (t[i] == "deb") has = 1
+				if (has) { print "Types: deb deb-src"; next }
+			}
+			{ print }' "$src" >"$etc/sources.list.d/debian.sources.tmp"
+		mv "$etc/sources.list.d/debian.sources.tmp" \
+			"$etc/sources.list.d/debian.sources"
+		: >"$etc/sources.list"
+	elif [ -s /etc/apt/sources.list ]; then
+		# one-line format: each "deb ..." line also as "deb-src ...".
+		awk '
+			/^[ \t]*deb[ \t]/ {
+				sub(/^[ \t]*/, ""); rest = substr($0, 4)
+				if (!seen["deb" rest]++) print "deb" rest
+				if (!seen["deb-src" rest]++) print "deb-src" rest
+			}' /etc/apt/sources.list >"$etc/sources.list.tmp"
+		mv "$etc/sources.list.tmp" "$etc/sources.list"
+		rm -f "$etc/sources.list.d/debian.sources"
+	else
+		die "no Debian apt sources found (/etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list)"
+	fi
+	cat >"$APTDIR/apt.conf.tmp" <<EOF
+Dir::Etc::SourceList "$etc/sources.list";
+Dir::Etc::SourceParts "$etc/sources.list.d";
+Dir::Etc::Preferences "$etc/preferences";
+Dir::Etc::PreferencesParts "$etc/preferences.d";
+Dir::State::Lists "$APTDIR/lists";
+Dir::Cache "$APTDIR/cache";
+Dir::Cache::Archives "$APTDIR/archives";
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+APT::Sandbox::User "root";
+Acquire::Languages "none";
+Acquire::IndexTargets::deb::Contents-deb::DefaultEnabled "false";
+EOF
+	mv "$APTDIR/apt.conf.tmp" "$APTDIR/apt.conf"
+}
+
+apt_priv() { APT_CONFIG=$APTDIR/apt.conf apt-get -q "$@"; }
+apt_cache_priv() { APT_CONFIG=$APTDIR/apt.conf apt-cache "$@"; }
+
+# Make sure the private indexes exist (fetch them once, or on GUEST_REFRESH).
+APT_READY=
+apt_ready() {
+	[ -n "$APT_READY" ] && return 0
+	if [ -n "${GUEST_REFRESH:-}" ] || [ ! -f "$APTDIR/apt.conf" ] ||
+		! ls "$APTDIR/lists/"*Sources* >/dev/null 2>&1; then
+		apt_write_conf
+		log "apt-get update (private config in ${APTDIR#"$REPO"/})"
+		local out
+		if ! out=$(apt_priv update 2>&1); then
+			printf '%s\n' "$out" >&2
+			die "apt-get update failed with the sources derived from this machine: $(apt_why "$out")"
+		fi
+		# apt only warns when an index cannot be fetched, and goes
+		# on with the old one, or none: say so.
+		if printf '%s\n' "$out" | grep -q '^[WE]:'; then
+			printf '%s\n' "$out" | grep '^[WE]:' >&2
+			log "warning: some package indexes could not be fetched (above)"
+		fi
+	fi
+	APT_READY=1
+}
+
+# apt_why OUTPUT: the line of apt's OUTPUT that says why it failed.
+apt_why() {
+	printf '%s\n' "$1" | grep -E '^E:' | head -n 1 | grep . ||
+		printf '%s\n' "$1" | grep -E '^(Err|W):' | head -n 1 | grep . ||
+		printf '%s\n' "$1" | tail -n 1
+}
+
+# apt_download PKG DESTDIR: fetch one binary package into DESTDIR; on
+# failure say which package and why, and return 1.
+apt_download() {
+	local pkg=$1 dest=$2 out
+	apt_ready
+	mkdir -p "$dest"
+	if ! out=$(cd "$dest" && apt_priv download "$pkg" 2>&1); then
+		printf '%s\n' "$out" | grep -E '^(E|W|Err):' >&2
+		log "error: download of package '$pkg' failed: $(apt_why "$out")"
+		return 1
+	fi
+}
+
+# deb_cached PKG: path of the cached .deb of PKG (any version), or nothing.
+deb_cached() {
+	ls "$GCACHE/debs/$1"_*.deb 2>/dev/null | head -n 1
+}
+
+# fetch_deb PKG: print the path of the .deb of PKG, downloading it once.
+fetch_deb() {
+	local pkg=$1 deb
+	deb=$(deb_cached "$pkg")
+	if [ -z "$deb" ] || [ -n "${GUEST_REFRESH:-}" ]; then
+		local t
+		mkdir -p "$GCACHE/debs"
+		t=$(tmp_near "$GCACHE/debs/$pkg")
+		apt_download "$pkg" "$t" || { rm -rf "$t"; exit 1; }
+		deb=$(ls "$t/$pkg"_*.deb 2>/dev/null | head -n 1)
+		[ -n "$deb" ] || die "download of package '$pkg' produced no .deb"
+		rm -f "$GCACHE/debs/$pkg"_*.deb
+		mv "$deb" "$GCACHE/debs/"
+		rm -rf "$t"
+		deb=$GCACHE/debs/$(basename "$deb")
+		log "fetched $(basename "$deb")"
+	fi
+	printf '%s\n' "$deb"
+}
+
+# kernel_pkg: the versioned kernel package Debian's linux-image-amd64
+# currently depends on (e.g. linux-image-6.1.0-57-amd64), resolved once and
+# remembered in cache/kernel.pkg.
+kernel_pkg() {
+	local f=$GCACHE/kernel.pkg pkg
+	if [ -s "$f" ] && [ -z "${GUEST_REFRESH:-}" ]; then
+		cat "$f"
+		return
+	fi
+	apt_ready
+	pkg=$(apt_cache_priv show --no-all-versions linux-image-amd64 2>/dev/null |
+		sed -n 's/^Depends: *//p' | tr ',' '\n' |
+		sed -n 's/^ *\(linux-image-[0-9][^ ]*-amd64\).*/\1/p' | head -n 1)
+	[ -n "$pkg" ] || die "cannot resolve the versioned kernel package from linux-image-amd64 (apt-cache show linux-image-amd64 gave no linux-image-*-amd64 dependency)"
+	mkdir -p "$GCACHE"
+	printf '%s\n' "$pkg" >"$f.tmp" && mv "$f.tmp" "$f"
+	printf '%s\n' "$pkg"
+}
+
+# kernel_tree: extract the kernel package once; print the tree's path.
+# The tree holds boot/vmlinuz-<rel> and lib/modules/<rel>/.
+kernel_tree() {
+	local pkg deb dir t
+	pkg=$(kernel_pkg) || exit 1
+	dir=$GCACHE/$pkg
+	if [ ! -d "$dir" ]; then
+		deb=$(fetch_deb "$pkg") || exit 1
+		t=$(tmp_near "$dir")
+		dpkg-deb -x "$deb" "$t" || die "dpkg-deb -x $deb failed"
+		rm -rf "$dir"
+		mv "$t" "$dir"
+	fi
+	printf '%s\n' "$dir"
+}
+
+# kernel_release TREE: the kernel release string (lib/modules/<rel>).
+kernel_release() {
+	local d
+	d=$(ls -d "$1"/lib/modules/*/ 2>/dev/null | head -n 1)
+	[ -n "$d" ] || die "no lib/modules in $1"
+	basename "$d"
+}
+
+# busybox_bin: path of a static busybox from Debian's busybox-static.
+busybox_bin() {
+	local deb out=$GCACHE/busybox t
+	if [ ! -x "$out" ] || [ -n "${GUEST_REFRESH:-}" ]; then
+		deb=$(fetch_deb busybox-static) || exit 1
+		t=$(tmp_near "$out")
+		dpkg-deb -x "$deb" "$t" || die "dpkg-deb -x $deb failed"
+		[ -x "$t/bin/busybox" ] || die "busybox-static has no bin/busybox"
+		mv "$t/bin/busybox" "$out.tmp" && mv "$out.tmp" "$out"
+		rm -rf "$t"
+	fi
+	printf '%s\n' "$out"
+}
+
+# mod_closure MODDIR MOD...: print the .ko paths (relative to MODDIR, which
+# is lib/modules/<rel>) of MODs and of everything they depend on,
+# dependencies first, each once: the order to insmod them in.  Names may use
+# - or _.  Debian's package carries no modules.dep (its postinst runs
+# depmod), so this reads the depends= field of each module's .modinfo
+# section itself, needing nothing but coreutils.
+mod_closure() {
+	local mdir=$1 idx
+	shift
+	idx=$(cd "$mdir" && find kernel -name '*.ko*' | awk '{
+		b = $0; sub(/.*\//, "", b); sub(/\.ko(\.[a-z]+)?$/, "", b)
+		gsub(/-/, "_", b); print b, $0 }') || return 1
+	local -A seen=()
+	_mod_visit() {
+		local m=${1//-/_} p d
+		[ -n "${seen[$m]:-}" ] && return 0
+		seen[$m]=1
+		p=$(printf '%s\n' "$idx" | awk -v m="$m" '$1 == m { print $2; exit }')
+		[ -n "$p" ] || { log "module $m not found in $mdir"; return 1; }
+		case $p in
+		*.ko) d=$(tr '\0' '\n' <"$mdir/$p" | sed -n 's/^depends=//p' | head -n 1) ;;
+		*) die "compressed module $p: not supported" ;;
+		esac
+		local IFS=,
+		for d in $d; do
+			[ -n "$d" ] && { _mod_visit "$d" || return 1; }
+		done
+		printf '%s\n' "$p"
+	}
+	local m
+	for m in "$@"; do
+		_mod_visit "$m" || return 1
+	done
+}

@@ -1,0 +1,131 @@
+#!/bin/bash
+# tests/testhost/run.sh CMD [ARG...]
+#
+# Run CMD inside the test host: a QEMU virtual machine (TCG, emulated AMD-V
+# with nested paging) booted from Debian's kernel, whose root is this
+# machine's root shared read-only over 9p, and in which /dev/kvm is a
+# working KVM that runs standard Linux guests at usable speed.  See
+# guest/README.md for why it exists.
+#
+# CMD runs as root in the host's root (chroot), in the current directory,
+# with the caller's exported environment.  Writable there: /tmp, /run,
+# /dev/shm (tmpfs, gone afterwards) and $TESTHOST_OUT (shared read-write at
+# the same path as here).  CMD's stdout and stderr come back on ours, and
+# its exit status becomes ours.  If the test host fails or times out, its
+# console is shown and the status is 124 (timeout) or 125 (other failure).
+#
+# Environment:
+#   TESTHOST_OUT=DIR      read-write directory (default build/testhost/out)
+#   TESTHOST_TIMEOUT=S    limit for the whole run in seconds (default 1800)
+#   TESTHOST_MEM=6G TESTHOST_SMP=2   size of the test host
+#   TESTHOST_VERBOSE=1    also copy the test host's console to stderr
+set -eu
+export LOG_TAG=testhost
+here=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$here/../.." && pwd)
+. "$REPO/guest/lib.sh"
+
+[ $# -gt 0 ] || die "usage: tests/testhost/run.sh CMD [ARG...]"
+command -v qemu-system-x86_64 >/dev/null ||
+	die "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
+
+TBUILD=$REPO/build/testhost
+OUT=${TESTHOST_OUT:-$TBUILD/out}
+TIMEOUT=${TESTHOST_TIMEOUT:-1800}
+MEM=${TESTHOST_MEM:-6G}
+SMP=${TESTHOST_SMP:-2}
+
+kernel=$("$here/mkinitramfs.sh")
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+case $OUT in
+*[[:space:],]*) die "TESTHOST_OUT must not contain spaces or commas: $OUT" ;;
+esac
+ctl=$OUT/.testhost
+rm -rf "$ctl"
+mkdir -p "$ctl"
+
+# The command, run by bash in the chroot: environment, cwd, argv.
+{
+	export -p | grep -vE '^(declare -x |export )(BASH[A-Z_]*|SHELLOPTS|SHLVL|PWD|OLDPWD|_|TERM|TESTHOST_[A-Z_]*)(=|$)' |
+		sed 's/^declare -x /export /'
+	printf 'export TESTHOST=1 TESTHOST_OUT=%q\n' "$OUT"
+	printf 'cd %q || exit 125\n' "$PWD"
+	printf 'exec'
+	printf ' %q' "$@"
+	printf '\n'
+} >"$ctl/cmd.sh.tmp"
+mv "$ctl/cmd.sh.tmp" "$ctl/cmd.sh"
+
+# The command's stdout and stderr travel on ttyS1 and ttyS2; QEMU writes
+# them into FIFOs that cat copies to ours, so that our own file offsets
+# stay right.
+mkfifo "$ctl/stdout" "$ctl/stderr"
+cat "$ctl/stdout" &
+cat_out=$!
+cat "$ctl/stderr" >&2 &
+cat_err=$!
+con=$ctl/console.log
+: >"$con"
+if [ -n "${TESTHOST_VERBOSE:-}" ]; then
+	tail -n +1 -f "$con" >&2 &
+	tail_pid=$!
+else
+	tail_pid=
+fi
+
+qpid=
+cleanup() {
+	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null
+	[ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null
+	kill "$cat_out" "$cat_err" 2>/dev/null
+}
+trap 'cleanup; exit 130' INT TERM
+
+# The test host's kernel is not quiet: its console goes to a file, shown
+# only when something fails, and costs no measurable time.
+log "booting ($(basename "$kernel"), -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
+start=$(date +%s)
+timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+	-accel tcg,thread=multi -cpu EPYC,+svm,+npt -smp "$SMP" -m "$MEM" \
+	-nodefaults -display none -no-reboot \
+	-kernel "$kernel" -initrd "$TBUILD/initramfs.img" \
+	-append "console=ttyS0 reboot=k panic=-1 ${TESTHOST_APPEND:-} th.dir=$OUT" \
+	-chardev file,id=con,path="$con" -serial chardev:con \
+	-chardev file,id=out,path="$ctl/stdout" -serial chardev:out \
+	-chardev file,id=err,path="$ctl/stderr" -serial chardev:err \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="$OUT",mount_tag=results,security_model=none,multidevs=remap \
+	</dev/null 2>"$ctl/qemu.err" &
+qpid=$!
+qrc=0
+wait "$qpid" || qrc=$?
+qpid=
+# QEMU has closed the FIFOs' write ends and the cats see end of file.  If
+# QEMU never opened them (it failed early), a cat still waits in open():
+# open and close the write end once to release it.
+for f in stdout stderr; do
+	timeout 2 sh -c ': >"$1"' sh "$ctl/$f" 2>/dev/null || true
+done
+wait "$cat_out" "$cat_err" 2>/dev/null || true
+[ -n "$tail_pid" ] && { sleep 0.2; kill "$tail_pid" 2>/dev/null; }
+trap - INT TERM
+took=$(($(date +%s) - start))
+# TCG lacks some of the EPYC model's features (rdseed, sha-ni, ...): QEMU
+# warns once per vCPU; the rest of its stderr is shown.
+grep -v "TCG doesn't support requested feature" "$ctl/qemu.err" >&2 || true
+
+if [ -f "$ctl/rc" ]; then
+	rc=$(cat "$ctl/rc")
+	log "command exited with status $rc (test host ran ${took}s)"
+	exit "$rc"
+fi
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	log "timed out after ${TIMEOUT}s; test host console ($con):"
+	rc=124
+else
+	log "failed (qemu exit status $qrc, no command status); test host console ($con):"
+	rc=125
+fi
+tail -n 60 "$con" | sed 's/^/  | /' >&2
+exit $rc
