@@ -80,9 +80,12 @@ unit: $(TEST_BIN)
 	@tests/run-unit.sh $(TEST_BIN)
 
 fuzz-replay: $(FUZZ_REPLAY)
-	@tests/fuzz/replay.sh $(FUZZ_REPLAY)
+	@tests/run-unit.sh $(FUZZ_REPLAY:%=replay:%)
 
-check: all fuzz-replay
+# Everything that needs no guest: KVM smoke tests with tiny guests, unit
+# and harness tests, fuzz-corpus replay.
+check: all $(FUZZ_REPLAY)
+	@tests/smoke/run.sh $(O)/vmm
 	@tests/run-unit.sh $(TEST_BIN) $(FUZZ_REPLAY:%=replay:%)
 
 fuzz:
