@@ -219,6 +219,9 @@ static void block_signals(void)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* A write past RLIMIT_FSIZE must fail with EFBIG (IOERR to the guest),
+	 * not kill the VMM. */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 static int cmd_run(int argc, char **argv)
