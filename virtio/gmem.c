@@ -142,7 +142,19 @@ int gmem_iov(const struct gmem *m, uint64_t gpa, uint64_t len,
 	     struct iovec *iov, unsigned int max, unsigned int *n)
 {
 	struct gmem_iovs v = { iov, max, *n };
-	int ret = gmem_walk(m, gpa, len, gmem_iov_piece, &v);
+	void *p = gmem_ptr(m, gpa, len);
+	int ret;
+
+	/* Per-request path: a buffer almost always lies in one region. */
+	if (p) {
+		if (*n >= max)
+			return -E2BIG;
+		iov[*n].iov_base = p;
+		iov[*n].iov_len = len;
+		(*n)++;
+		return 0;
+	}
+	ret = gmem_walk(m, gpa, len, gmem_iov_piece, &v);
 
 	if (!ret)
 		*n = v.n;
