@@ -43,6 +43,7 @@ struct blk_queue_cfg {
 };
 
 struct blk_stats {
+	/* requests: heads popped, bad chains included. */
 	uint64_t requests, bad_chains, ring_errors, notifies, io_errors;
 };
 
@@ -56,7 +57,8 @@ uint64_t blk_dev_features(const struct blk_dev *d);
 unsigned int blk_dev_num_queues(const struct blk_dev *d);
 void blk_dev_config(const struct blk_dev *d, struct virtio_blk_config *cfg);
 
-/* Called from an iothread when its ring is broken: the transport sets
+/* Set before blk_dev_start (each queue copies it at start).
+ * Called from an iothread when its ring is broken: the transport sets
  * DEVICE_NEEDS_RESET and sends a config interrupt. */
 void blk_dev_set_reset_hook(struct blk_dev *d, void (*fn)(void *), void *opaque);
 

@@ -99,11 +99,17 @@ static int blk_queue_one(struct blk_queue *q)
 	case BLK_PARSE_SUBMIT:
 		break;
 	}
-	if (q->ops->submit(q->bq, r) == -EAGAIN) {
+	ret = q->ops->submit(q->bq, r);
+	if (ret == -EAGAIN) {
 		/* Backend full: leave the chain in the ring until a reap. */
 		virtq_unpop(&q->vq, head);
 		q->backend_full = true;
 		return 0;
+	}
+	if (ret) {
+		q->io_errors++;
+		blk_queue_complete(q, head, blk_req_finish(r, VIRTIO_BLK_S_IOERR));
+		return 1;
 	}
 	if (!q->batch)
 		q->ops->kick(q->bq);

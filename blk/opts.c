@@ -76,26 +76,27 @@ static int blk_opt_one(char *opt, struct blk_opts *o, bool ram)
 int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 		   unsigned int msglen)
 {
-	char *opt, *save = NULL, *first;
+	char *opt, *rest = spec, *first;
 	bool ram;
 
 	memset(o, 0, sizeof(*o));
-	first = strtok_r(spec, ",", &save);
-	if (!first || !*first)
-		return blk_opt_err(msg, msglen, "empty disk spec", "");
+	/* strsep, not strtok: an empty path or option is an error. */
+	first = strsep(&rest, ",");
+	if (!*first)
+		return blk_opt_err(msg, msglen, "empty disk path", "");
 	ram = !strncmp(first, "ram:", 4);
 	if (ram && blk_parse_size(first + 4, &o->ram_size))
 		return blk_opt_err(msg, msglen, "bad RAM disk size",
 				   first + 4);
 	if (!ram)
 		o->path = first;
-	while ((opt = strtok_r(NULL, ",", &save))) {
+	while ((opt = strsep(&rest, ","))) {
 		char copy[64];
 
 		snprintf(copy, sizeof(copy), "%s", opt);
 		if (blk_opt_one(opt, o, ram))
-			return blk_opt_err(msg, msglen,
-					   "bad disk option", copy);
+			return blk_opt_err(msg, msglen, "bad disk option",
+					   copy);
 	}
 	return 0;
 }
