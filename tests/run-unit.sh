@@ -2,6 +2,8 @@
 # Run test binaries; each prints cmocka's own summary.  An argument
 # "replay:BIN" replays the fuzz corpus tests/fuzz/corpus/NAME with BIN.
 # Ends with one "N passed, N failed" line counting binaries.
+# See tests/tsan.supp (only TSan builds read it).
+export TSAN_OPTIONS="${TSAN_OPTIONS:-suppressions=$(dirname "$0")/tsan.supp halt_on_error=1}"
 pass=0
 fail=0
 failed=""
