@@ -8,7 +8,9 @@
 # guest/README.md for why it exists.
 #
 # CMD runs as root in the host's root (chroot), in the current directory,
-# with the caller's exported environment.  Writable there: /tmp, /run,
+# with the caller's exported environment.  The checkout is shared on its own
+# (read-only, same path), so it is there even when it lives under /tmp.
+# Writable there: /tmp, /run,
 # /dev/shm (tmpfs, gone afterwards) and $TESTHOST_OUT (shared read-write at
 # the same path as here).  CMD's stdout and stderr come back on ours, and
 # its exit status becomes ours.  If the test host fails or times out, its
@@ -38,8 +40,8 @@ SMP=${TESTHOST_SMP:-2}
 kernel=$("$here/mkinitramfs.sh")
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-case $OUT in
-*[[:space:],]*) die "TESTHOST_OUT must not contain spaces or commas: $OUT" ;;
+case $OUT$REPO in
+*[[:space:],]*) die "TESTHOST_OUT and the checkout must not contain spaces or commas: $OUT $REPO" ;;
 esac
 ctl=$OUT/.testhost
 rm -rf "$ctl"
@@ -90,11 +92,12 @@ timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu EPYC,+svm,+npt -smp "$SMP" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -initrd "$TBUILD/initramfs.img" \
-	-append "console=ttyS0 reboot=k panic=-1 ${TESTHOST_APPEND:-} th.dir=$OUT" \
+	-append "console=ttyS0 reboot=k panic=-1 ${TESTHOST_APPEND:-} th.dir=$OUT th.repo=$REPO" \
 	-chardev file,id=con,path="$con" -serial chardev:con \
 	-chardev file,id=out,path="$ctl/stdout" -serial chardev:out \
 	-chardev file,id=err,path="$ctl/stderr" -serial chardev:err \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="$REPO",mount_tag=repo,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$OUT",mount_tag=results,security_model=none,multidevs=remap \
 	</dev/null 2>"$ctl/qemu.err" &
 qpid=$!
