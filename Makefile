@@ -44,7 +44,7 @@ FUZZ_SECONDS ?= 60
 
 BENCH_BIN := $(O)/bench/devbench
 
-.PHONY: all check test unit fuzz-replay fuzz deps guest e2e run bench clean
+.PHONY: all check test unit fuzz-replay fuzz deps guest e2e run devbench bench clean
 all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c

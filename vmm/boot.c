@@ -50,6 +50,14 @@ int boot_parse(const uint8_t *img, size_t size, struct boot_kernel *k,
 	k->setup_size = (sects + 1u) * 512u;
 	if (k->setup_size >= size || 0x202u + img[0x201] > k->setup_size)
 		return bad(msg, msglen, "truncated");
+	/* A file cut short would load and die in the guest (triple fault):
+	 * syssize is the protected-mode part in 16-byte units (2.04+), the
+	 * payload lies inside it (2.08+; 0 where a tool leaves them out). */
+	if ((uint64_t)h->syssize * 16 > size - k->setup_size ||
+	    (uint64_t)h->payload_offset + h->payload_length >
+		    size - k->setup_size)
+		return bad(msg, msglen, "truncated (shorter than its header "
+			   "says)");
 	k->img = img;
 	k->size = size;
 	k->version = h->version;

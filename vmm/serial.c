@@ -163,7 +163,8 @@ unsigned int serial_rx(struct serial *s, const uint8_t *buf, unsigned int n)
 	unsigned int k;
 
 	pthread_mutex_lock(&s->lock);
-	k = serial_push(s, buf, n);
+	/* Held input waits for a driver that takes it by interrupt. */
+	k = (s->hold && !(s->ier & UART_IER_RDI)) ? 0 : serial_push(s, buf, n);
 	serial_update_irq(s);
 	pthread_mutex_unlock(&s->lock);
 	return k;

@@ -25,6 +25,7 @@ struct serial {
 	/* input */
 	int in_fd, stop_fd;
 	bool escape;         /* Ctrl-A x quits (terminal input) */
+	bool hold;           /* input waits for IER.RDI (not a terminal) */
 	bool esc_seen;
 	bool thread_on;
 	pthread_t thread;
@@ -38,9 +39,13 @@ void serial_destroy(struct serial *s);
 /* Bus handler for the 8 ports. */
 void serial_io(void *opaque, uint64_t port, uint8_t *data, unsigned int size,
 	       bool write);
-/* Bytes from the host side (tests, input thread).  Returns how many fit. */
+/* Bytes from the host side (tests, input thread).  Returns how many fit:
+ * none while input is held (see serial_start_input). */
 unsigned int serial_rx(struct serial *s, const uint8_t *buf, unsigned int n);
-/* Start the input thread reading in_fd; with escape, Ctrl-A x calls quit.
+/* Start the input thread reading in_fd; with escape (a terminal), Ctrl-A x
+ * calls quit.  Without escape (a pipe or a file), input is held until the
+ * guest enables the receive interrupt: Linux clears the receive FIFO while
+ * it sets the port up, so bytes delivered before would be lost.
  * 0 or -errno. */
 int serial_start_input(struct serial *s, int in_fd, bool escape,
 		       void (*quit)(void *opaque), void *opaque);

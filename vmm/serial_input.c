@@ -99,6 +99,7 @@ int serial_start_input(struct serial *s, int in_fd, bool escape,
 		return -errno;
 	s->in_fd = in_fd;
 	s->escape = escape;
+	s->hold = !escape;
 	s->quit = quit;
 	s->quit_opaque = opaque;
 	r = pthread_create(&s->thread, NULL, serial_input_main, s);

@@ -39,7 +39,12 @@ entry:
 	movb	$1, (%rdi)		/* PVPANIC_PANICKED */
 	jmp	halt
 #elif defined(GUEST_ECHO)
-	/* echo input until 'q', then reset */
+	/* echo input until 'q', then reset.  Polled (IF is clear, no IDT),
+	 * but with the receive interrupt enabled, as a driver that wants
+	 * input has it: the VMM holds piped input until then. */
+	mov	$0x3f9, %dx		/* IER */
+	mov	$1, %al			/* RDI */
+	out	%al, %dx
 3:	mov	$0x3fd, %dx
 	in	%dx, %al
 	test	$1, %al

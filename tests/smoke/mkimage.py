@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Wrap a flat 64-bit blob (entry at +0x200) in a minimal bzImage header:
-mkimage.py BLOB OUT [--version 0x20f] [--no-reloc] [--no-64]"""
+mkimage.py BLOB OUT [--old] [--no-reloc] [--no-64] [--bad-magic] [--truncated]
+
+syssize (0x1f4) is set to the body's length in 16-byte units, as a real
+bzImage has it; --truncated leaves out the last 512 bytes of the body (a
+file cut short: the header promises more than the file holds)."""
 import struct, sys
 
 def main():
@@ -26,6 +30,10 @@ def main():
     if "--bad-magic" in flags:
         setup[0x202:0x206] = b"HdrX"
     body = open(blob, "rb").read()
+    body += bytes(-len(body) % 16)
+    struct.pack_into("<I", setup, 0x1F4, len(body) // 16)   # syssize
+    if "--truncated" in flags:
+        body = body[:-512]
     open(out, "wb").write(bytes(setup) + body)
 
 main()
