@@ -1,0 +1,729 @@
+#!/usr/bin/env python3
+"""vmstats: the analysis half of bench/vmbench.
+
+    python3 bench/lib/vmstats.py OUTDIR     analyse a vmbench run
+    python3 bench/lib/vmstats.py --selftest check the statistics code
+
+Reads OUTDIR/{meta.tsv,points.tsv,runs.tsv} and the fio JSON files they
+name; writes OUTDIR/{samples.csv,summary.csv,summary.json,table.md} and
+PNG plots (gnuplot) under OUTDIR/plots/, and prints table.md.
+
+One sample = one run (one boot of the configuration): the figures of all
+its guests combined (IOPS and bandwidth summed; mean latency weighted by
+the I/Os of each guest; p99 latency the largest of the guests').  Per
+configuration and figure: mean, sample standard deviation, 95% confidence
+interval of the mean (Student t); against the first configuration in the
+same group: the difference of the means in percent of the baseline mean,
+its 95% confidence interval (Welch), and Welch's t-test p-value
+(two-sided, unequal variances); significant when p < 0.05.
+
+Python 3 standard library only (tests/deps.sh installs python3).
+"""
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ALPHA = 0.05
+# (key, column title, unit, +1 if higher is better / -1 if lower is)
+FIGURES = [
+    ("iops", "IOPS", "", +1),
+    ("bw_mbs", "MB/s", "MB/s", +1),
+    ("lat_mean_us", "mean lat", "us", -1),
+    ("lat_p99_us", "p99 lat", "us", -1),
+]
+
+
+# ---- statistics -------------------------------------------------------------
+
+def _betacf(a, b, x):
+    """Continued fraction of the incomplete beta function (Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        de = d * c
+        h *= de
+        if abs(de - 1.0) < 1e-15:
+            break
+    return h
+
+
+def betainc(a, b, x):
+    """Regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbt = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+           + a * math.log(x) + b * math.log1p(-x))
+    bt = math.exp(lbt)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return bt * _betacf(a, b, x) / a
+    return 1.0 - bt * _betacf(b, a, 1.0 - x) / b
+
+
+def t_two_sided_p(t, df):
+    """P(|T| >= |t|) for Student's t with df degrees of freedom."""
+    if math.isinf(t):
+        return 0.0
+    return betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_quantile(p, df):
+    """The p quantile (p > 0.5) of Student's t, by bisection."""
+    target = 2.0 * (1.0 - p)  # two-sided tail
+    lo, hi = 0.0, 1.0
+    while t_two_sided_p(hi, df) > target:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if t_two_sided_p(mid, df) > target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
+
+
+def describe(xs):
+    """n, mean, sd, (ci_lo, ci_hi) of a sample; sd/ci None when n < 2."""
+    n = len(xs)
+    if n == 0:
+        return 0, None, None, (None, None)
+    m = sum(xs) / n
+    if n < 2:
+        return n, m, None, (None, None)
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+    h = t_quantile(1 - ALPHA / 2, n - 1) * sd / math.sqrt(n)
+    return n, m, sd, (m - h, m + h)
+
+
+def welch(xs, ys):
+    """Welch's t-test of mean(ys) - mean(xs): (diff, (ci_lo, ci_hi), p)."""
+    nx, ny = len(xs), len(ys)
+    mx, my = sum(xs) / nx, sum(ys) / ny
+    diff = my - mx
+    if nx < 2 or ny < 2:
+        return diff, (None, None), None
+    vx = sum((x - mx) ** 2 for x in xs) / (nx - 1)
+    vy = sum((y - my) ** 2 for y in ys) / (ny - 1)
+    se2 = vx / nx + vy / ny
+    if se2 == 0.0:
+        return diff, (diff, diff), (1.0 if diff == 0 else 0.0)
+    se = math.sqrt(se2)
+    df = se2 ** 2 / ((vx / nx) ** 2 / (nx - 1) + (vy / ny) ** 2 / (ny - 1))
+    p = t_two_sided_p(diff / se, df)
+    h = t_quantile(1 - ALPHA / 2, df) * se
+    return diff, (diff - h, diff + h), p
+
+
+def selftest():
+    ok = True
+
+    def check(what, got, want, tol):
+        nonlocal ok
+        good = abs(got - want) <= tol
+        ok = ok and good
+        print("%s %s: %.6g (want %.6g)" % ("PASS" if good else "FAIL", what, got, want))
+
+    check("t quantile 0.975 df=2", t_quantile(0.975, 2), 4.302653, 1e-5)
+    check("t quantile 0.975 df=4", t_quantile(0.975, 4), 2.776445, 1e-5)
+    check("t quantile 0.975 df=1e6", t_quantile(0.975, 1e6), 1.959966, 1e-4)
+    # R: t.test(c(2,4,6,8,10), c(1,2,3,4,5)): t = 1.8974, df = 5.8824,
+    # p-value = 0.1075, 95% CI -0.8878 6.8878
+    d, (lo, hi), p = welch([1, 2, 3, 4, 5], [2, 4, 6, 8, 10])
+    check("welch p", p, 0.1075, 5e-4)
+    check("welch ci lo", lo, -0.8878, 5e-4)
+    check("welch ci hi", hi, 6.8878, 5e-4)
+    # t = 7.7460, df = 2.9412; p by numerical integration of the t
+    # density (Simpson, 2e5 steps): 0.0047980
+    d, _, p = welch([10.1, 10.3, 10.2], [11.0, 11.4, 11.2])
+    check("welch p small", p, 0.0047980, 2e-6)
+    n, m, sd, (lo, hi) = describe([1.0, 2.0, 3.0])
+    check("ci lo of 1,2,3", lo, 2 - 4.302653 / math.sqrt(3), 1e-5)
+    return ok
+
+
+# ---- reading a run ----------------------------------------------------------
+
+def read_tsv(path):
+    with open(path) as f:
+        return [line.rstrip("\n").split("\t") for line in f if line.strip()]
+
+
+def read_meta(out):
+    meta = {}
+    for row in read_tsv(os.path.join(out, "meta.tsv")):
+        if row[0] == "inner_seconds" and row[0] in meta:
+            # One line per test-host boot when it had to be booted again.
+            meta[row[0]] = str(int(meta[row[0]]) + int(row[1]))
+            continue
+        meta[row[0]] = "\t".join(row[1:])
+    return meta
+
+
+def load_fio(path):
+    """fio's JSON (anything before the first '{' line skipped), or None."""
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(r"^\{", text, re.M)
+    if not m:
+        return None
+    # The guest trims fio's JSON (bench/lib/fio-trim.awk) and may leave a
+    # comma before a closing brace where it dropped the last member.
+    text = re.sub(r",(\s*[}\]])", r"\1", text[m.start():])
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(text)
+    except ValueError:
+        return None
+    return obj
+
+
+def fio_figures(data):
+    """{(phase, dir): {iops, bw_mbs, lat_mean_us, lat_p99_us, ios}} of one
+    fio run; the clones of a job (numjobs without group_reporting)
+    combined like guests are."""
+    acc = {}
+    for job in data.get("jobs", []):
+        if job.get("error"):
+            raise ValueError("fio job %s: error %s" % (job.get("jobname"), job["error"]))
+        for d in ("read", "write", "trim"):
+            s = job.get(d) or {}
+            ios = s.get("total_ios") or 0
+            if not s.get("io_bytes") and not ios:
+                continue
+            clat = s.get("clat_ns") or {}
+            pct = clat.get("percentile") or {}
+            p99 = pct.get("99.000000")
+            one = {
+                "iops": float(s.get("iops", 0.0)),
+                "bw_mbs": float(s.get("bw", 0.0)) * 1024 / 1e6,
+                "lat_mean_us": float(clat.get("mean", 0.0)) / 1000.0,
+                "lat_p99_us": None if p99 is None else float(p99) / 1000.0,
+                "ios": float(ios),
+            }
+            key = (job.get("jobname", "?"), d)
+            acc.setdefault(key, []).append(one)
+    return {k: combine(v) for k, v in acc.items()}
+
+
+def combine(parts):
+    """Figures of parts running at the same time, as one."""
+    ios = sum(p["ios"] for p in parts)
+    lat = (sum(p["lat_mean_us"] * p["ios"] for p in parts) / ios if ios
+           else sum(p["lat_mean_us"] for p in parts) / len(parts))
+    p99s = [p["lat_p99_us"] for p in parts if p["lat_p99_us"] is not None]
+    return {
+        "iops": sum(p["iops"] for p in parts),
+        "bw_mbs": sum(p["bw_mbs"] for p in parts),
+        "lat_mean_us": lat,
+        "lat_p99_us": max(p99s) if p99s else None,
+        "ios": ios,
+    }
+
+
+def load(out):
+    meta = read_meta(out)
+    points = {}
+    for row in read_tsv(os.path.join(out, "points.tsv")):
+        params = "" if row[2] == "-" else row[2]
+        points[row[0]] = {"job": row[1], "params": params}
+    rows = read_tsv(os.path.join(out, "runs.tsv"))
+    head, rows = rows[0], rows[1:]
+    col = {h: i for i, h in enumerate(head)}
+    configs = {}   # cfg index -> label, kind
+    runs = {}      # (run, point) -> {meta, guests: {g: figures or None}}
+    problems = []
+    for r in rows:
+        get = lambda k: r[col[k]]
+        cfg = int(get("cfg"))
+        configs[cfg] = {"label": get("label"), "kind": get("kind")}
+        key = (get("run"), get("point"))
+        ent = runs.setdefault(key, {
+            "run": get("run"), "repeat": int(get("repeat")), "cfg": cfg,
+            "queues": get("queues"), "guests": int(get("guests")),
+            "point": get("point"), "parts": {},
+            "probe_ns": get("probe_ns") if "probe_ns" in col else "-"})
+        figs = None
+        if get("rc") == "0":
+            data = load_fio(os.path.join(out, get("json")))
+            if data is None:
+                problems.append("%s p%s guest %s: no fio JSON" % (get("run"), get("point"), get("guest")))
+            else:
+                try:
+                    figs = fio_figures(data)
+                except ValueError as e:
+                    problems.append("%s p%s guest %s: %s" % (get("run"), get("point"), get("guest"), e))
+        else:
+            problems.append("%s p%s guest %s: fio rc=%s" % (get("run"), get("point"), get("guest"), get("rc")))
+        ent["parts"][get("guest")] = figs
+    return meta, points, configs, runs, problems
+
+
+# ---- samples and summary ----------------------------------------------------
+
+def build_samples(meta, points, configs, runs):
+    """One row per run, point, phase, direction and figure; a run counts
+    only when every guest of it delivered that phase."""
+    samples = []
+    for (run, point), ent in sorted(runs.items()):
+        parts = list(ent["parts"].values())
+        if any(p is None for p in parts) or len(parts) != ent["guests"]:
+            continue
+        phases = set()
+        for p in parts:
+            phases |= set(p.keys())
+        for ph in sorted(phases):
+            if any(ph not in p for p in parts):
+                continue
+            c = combine([p[ph] for p in parts])
+            for key, _, _, _ in FIGURES:
+                if c[key] is None:
+                    continue
+                samples.append({
+                    "run": run, "repeat": ent["repeat"], "cfg": ent["cfg"],
+                    "config": configs[ent["cfg"]]["label"],
+                    "kind": configs[ent["cfg"]]["kind"],
+                    "queues": ent["queues"], "guests": ent["guests"],
+                    "point": point, "job": points[point]["job"],
+                    "params": points[point]["params"],
+                    "phase": ph[0], "dir": ph[1], "figure": key, "value": c[key],
+                    "probe_ns": ent["probe_ns"],
+                })
+    return samples
+
+
+def num_key(v):
+    """Sort key for option values: numbers and sizes (4k, 1m) by value."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)[iI]?[bB]?", str(v))
+    if not m:
+        return (1, str(v))
+    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+    return (0, float(m.group(1)) * mult)
+
+
+def summarise(meta, samples):
+    """Per group (point, phase, dir, guests, queues if swept) and config:
+    statistics of each figure, compared with the group's first config."""
+    qswept = meta.get("queues_swept") == "1"
+    groups = {}
+    for s in samples:
+        gk = (int(s["point"]), s["phase"], s["dir"], s["guests"],
+              num_key(s["queues"]) if qswept else (0, 0))
+        row = groups.setdefault(gk, {}).setdefault(s["cfg"], {
+            "config": s["config"], "kind": s["kind"], "cfg": s["cfg"],
+            "queues": set(), "guests": s["guests"], "job": s["job"],
+            "params": s["params"], "phase": s["phase"], "dir": s["dir"],
+            "point": s["point"], "values": {}})
+        row["queues"].add(s["queues"])
+        row["values"].setdefault(s["figure"], []).append(s["value"])
+    results = []
+    for gk in sorted(groups):
+        cfgs = groups[gk]
+        base_cfg = min(cfgs)
+        base = cfgs[base_cfg]
+        for c in sorted(cfgs):
+            row = cfgs[c]
+            for key, _, _, better in FIGURES:
+                xs = row["values"].get(key)
+                if not xs:
+                    continue
+                n, m, sd, ci = describe(xs)
+                r = {
+                    "config": row["config"], "kind": row["kind"],
+                    "queues": "/".join(sorted(row["queues"], key=num_key)),
+                    "guests": row["guests"], "job": row["job"],
+                    "params": row["params"], "phase": row["phase"],
+                    "dir": row["dir"], "figure": key, "n": n,
+                    "values": xs, "mean": m, "sd": sd,
+                    "ci95": list(ci), "baseline": base["config"],
+                    "diff_pct": None, "diff_ci95_pct": [None, None],
+                    "p_welch": None, "significant": None, "worse": None,
+                    "_group": gk, "_cfg": c, "_better": better,
+                }
+                bx = base["values"].get(key)
+                if c != base_cfg and bx:
+                    d, (lo, hi), p = welch(bx, xs)
+                    b = sum(bx) / len(bx)
+                    if b:
+                        r["diff_pct"] = 100.0 * d / b
+                        if lo is not None:
+                            r["diff_ci95_pct"] = [100.0 * lo / b, 100.0 * hi / b]
+                    r["p_welch"] = p
+                    if p is not None:
+                        r["significant"] = p < ALPHA
+                        r["worse"] = p < ALPHA and d * better < 0
+                results.append(r)
+    return results
+
+
+# ---- output -----------------------------------------------------------------
+
+def fmt(v, key=None):
+    if v is None:
+        return "-"
+    a = abs(v)
+    if key == "iops" or a >= 1000:
+        return "{:,.0f}".format(v)
+    if a >= 100:
+        return "%.0f" % v
+    if a >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def fmt_p(p):
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else "=%.3f" % p
+
+
+def cell_value(r):
+    if r["sd"] is None:
+        return "%s (n=%d)" % (fmt(r["mean"], r["figure"]), r["n"])
+    return "%s ± %s [%s, %s]" % (fmt(r["mean"], r["figure"]), fmt(r["sd"], r["figure"]),
+                                  fmt(r["ci95"][0], r["figure"]), fmt(r["ci95"][1], r["figure"]))
+
+
+def cell_diff(r):
+    if r["_cfg"] == min_cfg_of(r):
+        return "baseline"
+    if r["diff_pct"] is None:
+        return "-"
+    s = "%+.1f%%" % r["diff_pct"]
+    if r["diff_ci95_pct"][0] is not None:
+        s += " [%+.1f, %+.1f]" % tuple(r["diff_ci95_pct"])
+    if r["p_welch"] is not None:
+        s += " p%s%s" % (fmt_p(r["p_welch"]), " **sig**" if r["significant"] else " ns")
+    return s
+
+
+_BASE = {}
+
+
+def min_cfg_of(r):
+    return _BASE[r["_group"]]
+
+
+def section_title(r, points_params_swept):
+    t = r["job"]
+    if r["phase"] != r["job"]:
+        t += " / " + r["phase"]
+    t += " (%s)" % r["dir"]
+    if r["params"]:
+        t += ", " + r["params"].replace(" ", ", ")
+    return t
+
+
+def table_md(meta, results, problems, regress):
+    out = []
+    title = meta.get("title", "vmbench")
+    out.append("## %s\n" % title)
+    for k, label in (("command", "Command"), ("date", "Date"), ("machine", "Machine"),
+                     ("kernel", "Kernel"), ("where", "Guests ran"), ("testhost", "Test host"),
+                     ("inner_cpu", "CPU seen there"), ("kvmprobe", "kvmprobe"),
+                     ("git", "Tree"), ("vmm_sha256", "VMM binaries (sha256, copied at the start)"),
+                     ("guest_sha256", "Guest image (sha256)"), ("guest", "Guests"), ("disk_dir", "Backing files"),
+                     ("fio_sets", "fio overrides"), ("qemu", "QEMU"),
+                     ("guest_fio", "fio in the guest"), ("host_fio", "fio on the host"),
+                     ("repeats", "Repeats per configuration"),
+                     ("elapsed", "Took (lock wait, test host boot and analysis included)")):
+        if meta.get(k):
+            v = meta[k]
+            if k == "command":
+                v = "`%s`" % v
+            out.append("- %s: %s" % (label, v))
+    if meta.get("testhost_boots", "1") != "1":
+        out.append("- The test host failed and was booted again to finish the runs: %s boots "
+                   "in all (the runs of a repeat may then straddle two boots)" % meta["testhost_boots"])
+    if meta.get("inner_seconds"):
+        t = int(meta["inner_seconds"])
+        out.append("- The runs themselves: %dm%02ds" % (t // 60, t % 60))
+    probes = meta.get("_probes")
+    if probes:
+        n, m, sd, _ = describe(probes)
+        out.append("- KVM speed during the runs (kvmprobe before each run, ns per guest "
+                   "loop iteration): mean %.2f, sd %.2f (%.0f%%), min %.2f, max %.2f, n=%d"
+                   % (m, sd or 0.0, 100.0 * (sd or 0.0) / m if m else 0.0,
+                      min(probes), max(probes), n))
+    if meta.get("load_before"):
+        out.append("- Load average of the machine (1, 5, 15 min): %s before, %s after"
+                   % (meta["load_before"], meta.get("load_after", "?")))
+    out.append("")
+    out.append("Each cell: mean ± standard deviation [95% confidence interval] over "
+               "the runs (n); Δ: difference to the baseline (first configuration) "
+               "in percent [95% CI, Welch], Welch's t-test p-value, **sig** when "
+               "p < 0.05, ns otherwise.  Latency is fio's completion latency (clat); "
+               "with several guests IOPS and MB/s are summed, mean latency is "
+               "I/O-weighted and p99 the worst guest's.\n")
+    # Group rows into sections by (point, phase, dir).
+    sections = {}
+    for r in results:
+        sk = (r["_group"][0], r["phase"], r["dir"])
+        sections.setdefault(sk, {}).setdefault((r["_group"], r["_cfg"]), {})[r["figure"]] = r
+    for sk in sorted(sections):
+        rows = sections[sk]
+        first = next(iter(next(iter(rows.values())).values()))
+        out.append("### %s\n" % section_title(first, None))
+        hdr = ["config", "q", "guests", "n"]
+        for key, name, unit, _ in FIGURES:
+            hdr += ["%s%s" % (name, " (%s)" % unit if unit and unit != name else ""), "Δ %s" % name]
+        out.append("| " + " | ".join(hdr) + " |")
+        out.append("|" + "---|" * len(hdr))
+        for (gk, c) in sorted(rows):
+            figs = rows[(gk, c)]
+            any_r = next(iter(figs.values()))
+            line = [any_r["config"], any_r["queues"], str(any_r["guests"]), str(any_r["n"])]
+            for key, _, _, _ in FIGURES:
+                r = figs.get(key)
+                line += [cell_value(r), cell_diff(r)] if r else ["-", "-"]
+            out.append("| " + " | ".join(line) + " |")
+        out.append("")
+    if regress:
+        a, b = regress
+        out.append("### Regressions: where %s is significantly worse than %s\n" % (b, a))
+        worse = [r for r in results if r["worse"] and r["config"] == b]
+        if not worse:
+            out.append("None: no figure where %s is significantly worse than %s "
+                       "(Welch p < 0.05, n=%s per configuration).\n" % (b, a, meta.get("repeats", "?")))
+        for r in worse:
+            base = next(x for x in results if x["_group"] == r["_group"]
+                        and x["_cfg"] == min_cfg_of(r) and x["figure"] == r["figure"])
+            out.append("- %s, %s: %s %s, %s %s: %s" % (
+                section_title(r, None), dict((k, n) for k, n, _, _ in FIGURES)[r["figure"]],
+                a, fmt(base["mean"], r["figure"]), b, fmt(r["mean"], r["figure"]), cell_diff(r)))
+        better = [r for r in results if r["significant"] and not r["worse"] and r["config"] == b]
+        out.append("(%d figure(s) where %s is significantly better.)\n" % (len(better), b))
+    retried = meta.get("_failures") or []
+    if retried:
+        out.append("### Failed attempts (%d; each run is tried at most twice)\n" % len(retried))
+        for f in retried:
+            out.append("- %s, attempt %s: %s" % tuple((f + ["", "", ""])[:3]))
+        out.append("")
+    if problems:
+        out.append("### Failed or missing runs (%d)\n" % len(problems))
+        for p in problems[:40]:
+            out.append("- " + p)
+        if len(problems) > 40:
+            out.append("- ... %d more" % (len(problems) - 40))
+        out.append("")
+    return "\n".join(out)
+
+
+def write_csv(path, rows, fields):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        for r in rows:
+            w.writerow([r.get(k) for k in fields])
+
+
+def summary_rows(results):
+    rows = []
+    for r in results:
+        x = {k: v for k, v in r.items() if not k.startswith("_") and k != "values"}
+        x["ci95_lo"], x["ci95_hi"] = r["ci95"]
+        x["diff_ci95_lo_pct"], x["diff_ci95_hi_pct"] = r["diff_ci95_pct"]
+        x["values"] = " ".join("%.6g" % v for v in r["values"])
+        rows.append(x)
+    return rows
+
+
+SUMMARY_FIELDS = ["config", "kind", "queues", "guests", "job", "params", "phase", "dir",
+                  "figure", "n", "mean", "sd", "ci95_lo", "ci95_hi", "baseline",
+                  "diff_pct", "diff_ci95_lo_pct", "diff_ci95_hi_pct", "p_welch",
+                  "significant", "worse", "values"]
+SAMPLE_FIELDS = ["run", "repeat", "config", "kind", "queues", "guests", "job", "params",
+                 "phase", "dir", "figure", "value", "probe_ns"]
+
+
+# ---- plots ------------------------------------------------------------------
+
+def gp_str(s):
+    return '"%s"' % s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def plots(out, meta, results):
+    """For each swept dimension (guests, queues, fio option) with more than
+    one value: IOPS (and MB/s for block size) against it, one line per
+    configuration (and value of the other swept dimensions), error bars
+    one standard deviation."""
+    if not shutil.which("gnuplot"):
+        print("vmstats: gnuplot not found: no plots", file=sys.stderr)
+        return []
+    def params_of(r):
+        return dict(w.split("=", 1) for w in r["params"].split() if "=" in w)
+    dims = {"guests": set(), "queues": set()}
+    for r in results:
+        dims["guests"].add(str(r["guests"]))
+        dims["queues"].add(r["queues"])
+        for k, v in params_of(r).items():
+            dims.setdefault(k, set()).add(v)
+    if meta.get("queues_swept") != "1":
+        dims["queues"] = set()
+    swept = [d for d, vs in dims.items() if len(vs) > 1]
+    pdir = os.path.join(out, "plots")
+    made = []
+    for dim in swept:
+        figs = ["iops"] + (["bw_mbs"] if dim == "bs" else [])
+        for fig in figs:
+            # One plot per job/phase/dir.
+            by_plot = {}
+            for r in results:
+                if r["figure"] != fig:
+                    continue
+                pr = params_of(r)
+                xv = str(r["guests"]) if dim == "guests" else r["queues"] if dim == "queues" else pr.get(dim)
+                if xv is None:
+                    continue
+                others = []
+                for d in swept:
+                    if d == dim:
+                        continue
+                    ov = str(r["guests"]) if d == "guests" else r["queues"] if d == "queues" else pr.get(d, "")
+                    others.append("%s=%s" % ("q" if d == "queues" else d, ov))
+                series = r["config"] + ("" if not others else " " + " ".join(others))
+                pk = (r["job"], r["phase"], r["dir"])
+                by_plot.setdefault(pk, {}).setdefault(series, {})[xv] = (r["mean"], r["sd"] or 0.0, r["_cfg"], others)
+            for (job, phase, d), series in sorted(by_plot.items()):
+                xs = sorted({x for s in series.values() for x in s}, key=num_key)
+                names = sorted(series, key=lambda s: (next(iter(series[s].values()))[2],
+                                                      [num_key(o) for o in next(iter(series[s].values()))[3]]))
+                os.makedirs(pdir, exist_ok=True)
+                base = "%s-vs-%s-%s%s-%s" % (fig.replace("_mbs", ""), dim, job,
+                                            "" if phase == job else "-" + phase, d)
+                base = re.sub(r"[^A-Za-z0-9_.-]", "_", base)
+                dat = os.path.join(pdir, base + ".dat")
+                with open(dat, "w") as f:
+                    f.write("# %s\t%s\n" % (dim, "\t".join("%s mean\tsd" % n for n in names)))
+                    for x in xs:
+                        cols = [x]
+                        for n in names:
+                            v = series[n].get(x)
+                            cols += ["%.6g" % v[0], "%.6g" % v[1]] if v else ["?", "?"]
+                        f.write("\t".join(cols) + "\n")
+                ylabel = {"iops": "IOPS", "bw_mbs": "MB/s"}[fig]
+                if dim == "guests":
+                    ylabel += " (sum over guests)"
+                xlabel = {"guests": "guests at once", "queues": "virtqueues per disk",
+                          "bs": "block size", "iodepth": "fio iodepth",
+                          "numjobs": "fio numjobs"}.get(dim, dim)
+                title = "%s: %s%s (%s)" % (meta.get("title", "vmbench"), job,
+                                           "" if phase == job else " / " + phase, d)
+                sub = "mean of %s runs per point, error bars ±1 sd; guests ran on: %s" % (
+                    meta.get("repeats", "?"), meta.get("where", "?"))
+                gp = os.path.join(pdir, base + ".gp")
+                with open(gp, "w") as f:
+                    f.write("set terminal pngcairo size 960,600 noenhanced font 'sans,10'\n")
+                    f.write("set output %s\n" % gp_str(os.path.join(pdir, base + ".png")))
+                    f.write("set title %s\n" % gp_str(title + "\n" + sub))
+                    f.write("set xlabel %s\nset ylabel %s\n" % (gp_str(xlabel), gp_str(ylabel)))
+                    f.write("set datafile missing '?'\nset datafile separator '\\t'\n")
+                    f.write("set grid ytics\nset key outside right top\nset yrange [0:*]\n")
+                    f.write("set offsets 0.25, 0.25, 0, 0\nset format y '%.0s%c'\n")
+                    means = [v[0] for s_ in series.values() for v in s_.values() if v[0] > 0]
+                    if means and max(means) > 8 * min(means):
+                        # The host next to guests: a log scale keeps both readable.
+                        f.write("set logscale y\nset yrange [*:*]\nset ylabel %s\n"
+                                % gp_str(ylabel + ", log scale"))
+                    f.write("set bars 2\nset pointsize 1.2\n")
+                    # The x tick labels, at the integer positions.
+                    parts = ["%s using 0:(NaN):xtic(1) notitle" % gp_str(dat)]
+                    for i, n in enumerate(names):
+                        # Series side by side around each x, so that error
+                        # bars do not hide each other.
+                        dx = (i - (len(names) - 1) / 2.0) * 0.06
+                        parts.append("'' using ($0%+.3f):%d:%d with yerrorlines lw 2 pt %d title %s" % (
+                            dx, 2 + 2 * i, 3 + 2 * i, 5 + i, gp_str(n)))
+                    f.write("plot " + ", \\\n     ".join(parts) + "\n")
+                res = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+                if res.returncode != 0:
+                    print("vmstats: gnuplot %s failed: %s" % (gp, res.stderr.strip()[:500]),
+                          file=sys.stderr)
+                    continue
+                made.append(os.path.join(pdir, base + ".png"))
+    return made
+
+
+# ---- main -------------------------------------------------------------------
+
+def analyse(out):
+    meta, points, configs, runs, problems = load(out)
+    probes = {}
+    for ent in runs.values():
+        try:
+            probes[ent["run"]] = float(ent["probe_ns"])
+        except ValueError:
+            pass
+    meta["_probes"] = list(probes.values())
+    fpath = os.path.join(out, "failures.tsv")
+    meta["_failures"] = read_tsv(fpath) if os.path.exists(fpath) else []
+    samples = build_samples(meta, points, configs, runs)
+    results = summarise(meta, samples)
+    for r in results:
+        _BASE.setdefault(r["_group"], r["_cfg"])
+        _BASE[r["_group"]] = min(_BASE[r["_group"]], r["_cfg"])
+    regress = None
+    if meta.get("regress"):
+        a, b = meta["regress"].split("\t")
+        regress = (a, b)
+    write_csv(os.path.join(out, "samples.csv"), samples, SAMPLE_FIELDS)
+    srows = summary_rows(results)
+    write_csv(os.path.join(out, "summary.csv"), srows, SUMMARY_FIELDS)
+    made = plots(out, meta, results)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump({
+            "meta": {k: v for k, v in meta.items() if not k.startswith("_")},
+            "kvmprobe_ns_per_run": probes,
+            "method": {"statistic": "Welch's t-test, two-sided", "alpha": ALPHA,
+                       "ci": "95%, Student t (mean), Welch (difference)",
+                       "latency": "fio clat (completion latency)",
+                       "guests": "IOPS and MB/s summed, mean latency I/O-weighted, p99 worst guest"},
+            "configs": [configs[c]["label"] for c in sorted(configs)],
+            "points": [dict(id=k, **v) for k, v in sorted(points.items(), key=lambda x: int(x[0]))],
+            "results": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
+            "problems": problems,
+            "failed_attempts": meta["_failures"],
+            "plots": [os.path.relpath(p, out) for p in made],
+        }, f, indent=1)
+    md = table_md(meta, results, problems, regress)
+    if made:
+        md += "\nPlots: " + ", ".join("`%s`" % os.path.relpath(p, out) for p in made) + "\n"
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(md)
+    print(md)
+    return 0 if results else 1
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "--selftest":
+        return 0 if selftest() else 1
+    if len(argv) != 2 or argv[1].startswith("-"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    return analyse(argv[1])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

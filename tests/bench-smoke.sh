@@ -1,0 +1,113 @@
+#!/bin/bash
+# tests/bench-smoke.sh: a short run of bench/vmbench, for `make test`.
+#
+# One repeat of one tiny job (randread-4k for 1 s, at two block sizes in
+# the same boot) under two configurations, our VMM and the host's own fio,
+# then checks that every output exists and parses: the markdown table,
+# samples.csv, summary.csv, summary.json (figures for both configurations
+# and both block sizes, no failed run) and a PNG plot.  Also checks the
+# statistics code (vmstats.py --selftest) and that a bad configuration is
+# refused.  Guests run inside the test host when this host's KVM is slow
+# (bench/vmbench decides with kvmprobe, under flock /tmp/testhost.lock):
+# about 40-60 s there.  Needs build/vmm (make), python3 and gnuplot
+# (tests/deps.sh installs both).
+#
+# Prints PASS/FAIL per check and "N passed, N failed"; exit status 0 only
+# if all passed.  BENCH_SMOKE_OUT=DIR for the results (build/bench-smoke).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${BENCH_SMOKE_OUT:-build/bench-smoke}
+pass=0
+fail=0
+
+ok() { echo "PASS $*"; pass=$((pass + 1)); }
+nok() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+# 1. The statistics (Student t quantiles, Welch's test) against known values.
+if out=$(python3 bench/lib/vmstats.py --selftest 2>&1); then
+	ok "vmstats selftest"
+else
+	nok "vmstats selftest"
+	printf '%s\n' "$out" | sed 's/^/     /'
+fi
+
+# 2. Bad input: one clear error, status 2, nothing run.
+rc=0
+err=$(bench/vmbench -c nosuch -o "$OUT-bad" 2>&1) || rc=$?
+if [ "$rc" = 2 ] && [ ! -e "$OUT-bad" ] && printf '%s' "$err" | grep -q 'bad configuration'; then
+	ok "bad configuration refused"
+else
+	nok "bad configuration refused (status $rc: $err)"
+fi
+
+# 3. The run itself.
+rm -rf "$OUT"
+t0=$(date +%s)
+rc=0
+bench/vmbench -c vmm -c host -r 1 --runtime 1 --bs 4k,16k --disk-size 64M \
+	--title "bench smoke" -o "$OUT" >"$OUT.stdout" 2>"$OUT.stderr" || rc=$?
+if [ "$rc" = 0 ]; then
+	ok "vmbench run ($(($(date +%s) - t0))s)"
+else
+	nok "vmbench run: status $rc"
+	tail -n 30 "$OUT.stderr" | sed 's/^/     | /'
+fi
+
+# 4. Outputs exist.
+missing=
+for f in table.md samples.csv summary.csv summary.json runs.tsv meta.tsv \
+	plots/iops-vs-bs-randread-4k-read.png; do
+	[ -s "$OUT/$f" ] || missing="$missing $f"
+done
+if [ -z "$missing" ]; then ok "outputs exist"; else nok "outputs missing:$missing"; fi
+
+# 5. The table on stdout: a row for each configuration with a number.
+if grep -Eq '^\| vmm \| [0-9]+ \| 1 \| 1 \| [0-9,]+ ' "$OUT.stdout" 2>/dev/null &&
+	grep -Eq '^\| host \| - \| 1 \| 1 \| [0-9,]+ ' "$OUT.stdout"; then
+	ok "markdown table on stdout"
+else
+	nok "markdown table on stdout"
+	head -n 40 "$OUT.stdout" 2>/dev/null | sed 's/^/     | /'
+fi
+
+# 6. summary.json and the CSVs parse and hold what was asked for.
+if out=$(python3 - "$OUT" 2>&1 <<'EOF'
+import csv, json, sys
+out = sys.argv[1]
+s = json.load(open(out + "/summary.json"))
+assert s["configs"] == ["vmm", "host"], s["configs"]
+assert not s["problems"], s["problems"]
+got = {}
+for r in s["results"]:
+    if r["figure"] == "iops":
+        got[(r["config"], r["params"])] = r
+for c in ("vmm", "host"):
+    for bs in ("4k", "16k"):
+        r = got.get((c, "bs=" + bs))
+        assert r, "no IOPS for %s bs=%s" % (c, bs)
+        assert r["n"] == 1 and r["mean"] > 0, r
+        if c == "host":
+            assert r["diff_pct"] is not None, r
+rows = list(csv.DictReader(open(out + "/samples.csv")))
+assert len(rows) == 2 * 2 * 4, "samples.csv: %d rows, want 16" % len(rows)
+assert all(float(r["value"]) >= 0 for r in rows)
+rows = list(csv.DictReader(open(out + "/summary.csv")))
+assert len(rows) == 2 * 2 * 4, "summary.csv: %d rows, want 16" % len(rows)
+print("vmm 4k IOPS %.0f, host 4k IOPS %.0f" % (got[("vmm", "bs=4k")]["mean"], got[("host", "bs=4k")]["mean"]))
+EOF
+); then
+	ok "summary.json, samples.csv, summary.csv ($out)"
+else
+	nok "summary.json, samples.csv, summary.csv"
+	printf '%s\n' "$out" | tail -n 5 | sed 's/^/     | /'
+fi
+
+# 7. The plot is a PNG.
+if [ "$(head -c 8 "$OUT/plots/iops-vs-bs-randread-4k-read.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
+	ok "PNG plot"
+else
+	nok "PNG plot"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
