@@ -377,7 +377,7 @@ run_test() {
 }
 
 # run_one VMM:NAME: run it, print its result and details.  In the test
-# host, a test whose guest died of a double or triple fault runs once
+# host, a failed test runs once
 # more: its emulation of AMD-V has shown guest double faults at
 # entry_SYSCALL_64 with 2 vCPUs, under QEMU too (guest/README.md, known
 # problems; bench/vmm-vs-qemu.md); both tries are shown.
@@ -385,14 +385,16 @@ run_one() {
 	local t=$1 t0 out first rc=0 note=
 	t0=$(date +%s)
 	out=$(run_test "$t" 2>&1) || rc=$?
-	if [ $rc != 0 ] && [ -n "${TESTHOST:-}" ] &&
-		printf '%s\n' "$out" | grep -qE 'triple fault|PANIC: double fault'; then
+	# Any failure, not only a visible fault: under QEMU the same fault
+	# just ends the VM without a word (seen once: qemu:verify, no END
+	# marker after 8 s).
+	if [ $rc != 0 ] && [ -n "${TESTHOST:-}" ]; then
 		first=$out
 		rc=0
 		out=$(run_test "$t" 2>&1) || rc=$?
 		note=", on the 2nd try"
 		out="$out
-1st try, the guest died of a double or triple fault (the test host's known problem?):
+1st try failed (in the test host; its nested emulation has killed guests with double faults):
 $first"
 	fi
 	if [ $rc = 0 ]; then
