@@ -151,6 +151,7 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	q->params.depth = c->size;
 	q->params.write_through = !(features & (1ull << VIRTIO_BLK_F_FLUSH));
 	q->batch = d->opts.batch;
+	q->poll_max_ns = d->opts.poll_us * 1000ull;
 	q->kick_fd = c->kick_fd;
 	q->call_fd = c->call_fd;
 	q->needs_reset = d->needs_reset;

@@ -23,12 +23,16 @@ struct blk_opts {
 	bool direct;       /* O_DIRECT */
 	bool batch;        /* submit and complete once per drain pass */
 	unsigned int queues;
+	unsigned int poll_us; /* most an idle iothread polls before sleeping */
 	char serial[BLK_ID_BYTES + 1];
 };
 
-/* Parse "PATH[,ro][,direct][,queues=N][,serial=ID][,batch=on]" or
- * "ram:SIZE[,queues=N][,serial=ID][,batch=on]".  0 or -EINVAL with one
- * line in msg.  o->path points into spec. */
+#define BLK_POLL_US_DEFAULT 32 /* as QEMU's iothread poll-max-ns */
+#define BLK_POLL_US_MAX 1000000
+
+/* Parse "PATH[,ro][,direct][,queues=N][,serial=ID][,batch=on][,poll=US]"
+ * or "ram:SIZE[,queues=N][,serial=ID][,batch=on][,poll=US]".  0 or
+ * -EINVAL with one line in msg.  o->path points into spec. */
 int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 		   unsigned int msglen);
 

@@ -50,6 +50,17 @@ static int blk_opt_queues(const char *v, struct blk_opts *o)
 	return 0;
 }
 
+static int blk_opt_poll(const char *v, struct blk_opts *o)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+
+	if (*v < '0' || *v > '9' || *end || n > BLK_POLL_US_MAX)
+		return -EINVAL;
+	o->poll_us = (unsigned int)n;
+	return 0;
+}
+
 static int blk_opt_one(char *opt, struct blk_opts *o, bool ram)
 {
 	char *v = strchr(opt, '=');
@@ -66,6 +77,8 @@ static int blk_opt_one(char *opt, struct blk_opts *o, bool ram)
 		o->batch = false;
 	else if (!strcmp(opt, "queues") && v)
 		return blk_opt_queues(v, o);
+	else if (!strcmp(opt, "poll") && v)
+		return blk_opt_poll(v, o);
 	else if (!strcmp(opt, "serial") && v && *v && strlen(v) <= BLK_ID_BYTES)
 		strcpy(o->serial, v);
 	else
@@ -80,6 +93,7 @@ int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 	bool ram;
 
 	memset(o, 0, sizeof(*o));
+	o->poll_us = BLK_POLL_US_DEFAULT;
 	/* strsep, not strtok: an empty path or option is an error. */
 	first = strsep(&rest, ",");
 	if (!*first)

@@ -17,6 +17,8 @@ struct blk_queue {
 	struct blk_queue_params params;
 	struct blk_bq *bq;
 	bool batch;
+	uint64_t poll_max_ns;     /* 0: never poll */
+	uint64_t poll_ns;         /* the current window, adapted */
 	int kick_fd, call_fd, stop_fd;
 	void (*needs_reset)(void *opaque);
 	void *reset_opaque;

@@ -306,6 +306,12 @@ bool virtq_enable_kick(struct virtq *vq)
 	       vq->last_avail;
 }
 
+bool virtq_avail_pending(const struct virtq *vq)
+{
+	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) !=
+	       vq->last_avail;
+}
+
 void virtq_disable_kick(struct virtq *vq)
 {
 	/* With EVENT_IDX an old avail_event already suppresses kicks. */

@@ -100,6 +100,9 @@ bool virtq_need_notify(struct virtq *vq);
 bool virtq_enable_kick(struct virtq *vq);
 void virtq_disable_kick(struct virtq *vq);
 
+/* The driver has made buffers available that we have not popped. */
+bool virtq_avail_pending(const struct virtq *vq);
+
 /* Bytes of guest memory the three rings occupy, for a given size. */
 uint64_t virtq_desc_bytes(uint16_t size);
 uint64_t virtq_avail_bytes(uint16_t size);

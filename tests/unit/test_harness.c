@@ -58,6 +58,7 @@ struct cfg {
 };
 
 static const struct cfg *cfg;
+static unsigned int fx_poll_us; /* poll= of the next fx_open */
 
 /* ---- a device with its driver queues ------------------------------------ */
 
@@ -135,6 +136,7 @@ static int fx_open(struct fx *f, enum be be, bool ro, bool batch,
 	o.ro = ro;
 	o.batch = batch;
 	o.queues = HQ;
+	o.poll_us = fx_poll_us;
 	snprintf(o.serial, sizeof(o.serial), "%s", SERIAL);
 	ret = blk_dev_create(&o, &f->d, msg, sizeof(msg));
 	if (ret)
@@ -198,6 +200,7 @@ static int setup(void **state)
 	if (!f)
 		return -1;
 	*state = f;
+	fx_poll_us = BLK_POLL_US_DEFAULT;
 	return 0;
 }
 
@@ -552,6 +555,68 @@ static void test_event_idx(void **state)
 	assert_int_equal(burst(f, 16), 0);
 	/* Back to normal operation. */
 	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
+}
+
+/* Add one read and do not kick; say whether the device asked for a kick
+ * and whether the read completed within ms. */
+static bool unkicked_read(struct fx *f, int ms, bool *kick_asked)
+{
+	struct drv_buf b = { f->buf[0], 4096, true };
+	uint16_t head;
+	uint32_t len;
+
+	assert_true(blkdrv_add(&f->q[0], VIRTIO_BLK_T_IN, 8, &b, 1, false) >=
+		    0);
+	*kick_asked = drv_vq_kick_needed(&f->q[0].vq);
+	for (int i = 0; i < ms * 10; i++) {
+		if (drv_vq_get_used(&f->q[0].vq, &head, &len)) {
+			assert_int_equal(blkdrv_status(&f->q[0], head),
+					 VIRTIO_BLK_S_OK);
+			return true;
+		}
+		usleep(100);
+	}
+	return false;
+}
+
+/* An idle iothread polls with kicks still off: a request added within
+ * its window needs no kick and is served. */
+static void test_poll(void **state)
+{
+	struct fx *f = *state;
+	bool asked;
+
+	fx_poll_us = BLK_POLL_US_MAX; /* 1 s: this test is well inside it */
+	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
+	fx_start(f, 1, 0);
+	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
+	assert_true(unkicked_read(f, 500, &asked));
+	assert_false(asked);
+}
+
+/* poll=0: once idle the device asks for a kick and waits for it. */
+static void test_no_poll(void **state)
+{
+	struct fx *f = *state;
+	uint64_t one = 1;
+	uint16_t head;
+	uint32_t len;
+	bool asked;
+
+	fx_poll_us = 0;
+	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
+	fx_start(f, 1, 0);
+	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
+	usleep(20000); /* the iothread is asleep now */
+	assert_false(unkicked_read(f, 100, &asked));
+	assert_true(asked);
+	/* The kick it asked for (blkdrv_kick would see it as sent). */
+	assert_int_equal(write(f->q[0].kick_fd, &one, sizeof(one)),
+			 sizeof(one));
+	for (int i = 0; !drv_vq_get_used(&f->q[0].vq, &head, &len); i++) {
+		assert_true(i < 5000);
+		usleep(100);
+	}
 }
 
 static void test_no_event_idx(void **state)
@@ -961,6 +1026,8 @@ int main(int argc, char **argv)
 		T(test_read_only),
 		T(test_event_idx),
 		T(test_no_event_idx),
+		T(test_poll),
+		T(test_no_poll),
 		T(test_harness_default),
 		T(test_harness_batch),
 		T(test_harness_no_event_idx),

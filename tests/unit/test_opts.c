@@ -35,7 +35,7 @@ static void test_path_all_options(void **state)
 	struct parsed p;
 
 	(void)state;
-	parse(&p, "/dev/sdz9,ro,direct,queues=4,serial=abc,batch=on");
+	parse(&p, "/dev/sdz9,ro,direct,queues=4,serial=abc,batch=on,poll=7");
 	assert_int_equal(p.ret, 0);
 	assert_ptr_equal(p.o.path, p.spec); /* points into the spec */
 	assert_string_equal(p.o.path, "/dev/sdz9");
@@ -43,6 +43,7 @@ static void test_path_all_options(void **state)
 	assert_true(p.o.direct);
 	assert_true(p.o.batch);
 	assert_int_equal(p.o.queues, 4);
+	assert_int_equal(p.o.poll_us, 7);
 	assert_string_equal(p.o.serial, "abc");
 	assert_int_equal(p.o.ram_size, 0);
 }
@@ -59,6 +60,7 @@ static void test_path_defaults(void **state)
 	assert_false(p.o.direct);
 	assert_false(p.o.batch);
 	assert_true(p.o.queues <= 1); /* 0 means the default, one queue */
+	assert_int_equal(p.o.poll_us, BLK_POLL_US_DEFAULT);
 	assert_string_equal(p.o.serial, "");
 	assert_int_equal(p.o.ram_size, 0);
 }
@@ -74,6 +76,12 @@ static void test_path_each_option(void **state)
 	parse(&p, "a,batch=on,batch=off");
 	assert_int_equal(p.ret, 0);
 	assert_false(p.o.batch);
+	parse(&p, "a,poll=0");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.o.poll_us, 0);
+	parse(&p, "ram:1G,poll=1000000");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.o.poll_us, 1000000);
 	parse(&p, "a,queues=16");
 	assert_int_equal(p.ret, 0);
 	assert_int_equal(p.o.queues, 16);
@@ -179,6 +187,11 @@ static void test_refused_options(void **state)
 	expect_refused("a,direct=on", NULL);
 	expect_refused("a,batch", NULL);
 	expect_refused("a,batch=yes", NULL);
+	expect_refused("a,poll", NULL);
+	expect_refused("a,poll=", NULL);
+	expect_refused("a,poll=-1", NULL);
+	expect_refused("a,poll=1000001", NULL);
+	expect_refused("a,poll=32us", NULL);
 	expect_refused("a,RO", NULL);
 	expect_refused("ram:1G,ro", "ro");
 	expect_refused("ram:1G,direct", "direct");
