@@ -1,5 +1,6 @@
 #!/bin/bash
-# Build the guest image: build/guest/bzImage and build/guest/initrd.img.
+# Build the guest image: build/guest/bzImage and build/guest/initrd.img,
+# and build/guest/vmlinux (the same kernel, uncompressed ELF).
 #
 #   guest/build.sh            build (cached: seconds once everything is here)
 #   GUEST_REFRESH=1 guest/build.sh   re-read Debian's indexes: newer kernel,
@@ -121,6 +122,26 @@ build_initrd() {
 	rm -rf "$t"
 }
 
+# le32 FILE OFFSET: the little-endian 32-bit number at OFFSET.
+le32() { od -An -t u4 -j "$2" -N 4 --endian=little "$1" | tr -d ' '; }
+
+# extract_vmlinux BZIMAGE OUT: the uncompressed ELF kernel inside a
+# bzImage (its XZ payload; boot protocol 2.08+ says where), for
+# `vmm run -k`: a guest booted from it skips the decompressor.
+extract_vmlinux() {
+	local bz=$1 out=$2 sects off len
+	sects=$(od -An -t u1 -j $((0x1f1)) -N 1 "$bz" | tr -d ' ')
+	[ "$sects" != 0 ] || sects=4
+	off=$(($(le32 "$bz" $((0x248))) + (sects + 1) * 512))
+	len=$(le32 "$bz" $((0x24c)))
+	[ "$(od -An -c -j "$off" -N 6 "$bz" | tr -d ' ')" = '3757zXZ\0' ] ||
+		die "the kernel's payload is not XZ: cannot extract vmlinux"
+	dd if="$bz" iflag=skip_bytes,count_bytes skip="$off" count="$len" \
+		status=none | xz -dc --single-stream >"$out.tmp" ||
+		{ rm -f "$out.tmp"; die "could not decompress the kernel's payload"; }
+	mv "$out.tmp" "$out"
+}
+
 main() {
 	local ktree rel bb fio vmlinuz newest
 	mkdir -p "$GBUILD"
@@ -137,6 +158,8 @@ main() {
 		cp "$vmlinuz" "$GBUILD/bzImage.tmp"
 		mv "$GBUILD/bzImage.tmp" "$GBUILD/bzImage"
 	fi
+	[ "$GBUILD/vmlinux" -nt "$GBUILD/bzImage" ] ||
+		extract_vmlinux "$GBUILD/bzImage" "$GBUILD/vmlinux"
 	# Rebuild the initrd when any input is newer than it.
 	newest=$(ls -t "$INIT_SRC" "$JOBS_SRC"/*.fio "$bb" "$fio" \
 		"$REPO/guest/build.sh" "$REPO/guest/lib.sh" \

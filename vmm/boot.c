@@ -1,6 +1,7 @@
-/* bzImage loader for the 64-bit boot protocol.  Pure. */
+/* bzImage and ELF vmlinux loader for the 64-bit boot protocol.  Pure. */
 #include "vmm/boot.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,12 +27,86 @@ static int bad(char *msg, size_t msglen, const char *why)
 	return -ENOEXEC;
 }
 
+static int bad_elf(char *msg, size_t msglen, const char *why)
+{
+	snprintf(msg, msglen, "not a usable vmlinux: %s", why);
+	return -ENOEXEC;
+}
+
+/* Header fields a vmlinux has no setup header for (boot_params). */
+#define ELF_VERSION 0x020f
+#define ELF_CMDLINE_SIZE 2047    /* x86 COMMAND_LINE_SIZE - 1 */
+#define ELF_INITRD_MAX 0x7fffffff
+
+static const Elf64_Phdr *elf_phdr(const struct boot_kernel *k, unsigned int i)
+{
+	const Elf64_Ehdr *e = (const void *)k->img;
+
+	return (const void *)(k->img + e->e_phoff + (size_t)i * sizeof(Elf64_Phdr));
+}
+
+static int boot_parse_elf(const uint8_t *img, size_t size,
+			  struct boot_kernel *k, char *msg, size_t msglen)
+{
+	const Elf64_Ehdr *e = (const void *)img;
+	bool entry_ok = false;
+	unsigned int loads = 0;
+
+	if (size < sizeof(*e))
+		return bad_elf(msg, msglen, "file too small");
+	if (e->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    e->e_ident[EI_DATA] != ELFDATA2LSB || e->e_machine != EM_X86_64)
+		return bad_elf(msg, msglen, "not a 64-bit x86 ELF file");
+	if (e->e_type != ET_EXEC)
+		return bad_elf(msg, msglen, "not an executable");
+	if (e->e_phentsize != sizeof(Elf64_Phdr) || !e->e_phnum ||
+	    e->e_phoff > size ||
+	    (size - e->e_phoff) / sizeof(Elf64_Phdr) < e->e_phnum)
+		return bad_elf(msg, msglen, "bad program headers");
+	memset(k, 0, sizeof(*k));
+	k->img = img;
+	k->size = size;
+	k->elf = true;
+	k->entry = e->e_entry;
+	k->version = ELF_VERSION;
+	k->initrd_max = ELF_INITRD_MAX;
+	k->cmdline_size = ELF_CMDLINE_SIZE;
+	for (unsigned int i = 0; i < e->e_phnum; i++) {
+		const Elf64_Phdr *p = elf_phdr(k, i);
+
+		if (p->p_type != PT_LOAD || !p->p_memsz)
+			continue;
+		if (p->p_filesz > p->p_memsz || p->p_offset > size ||
+		    size - p->p_offset < p->p_filesz)
+			return bad_elf(msg, msglen,
+				       "a segment lies outside the file");
+		if (p->p_paddr < BOOT_KERNEL || p->p_paddr >= BOOT_LOW_MAX ||
+		    BOOT_LOW_MAX - p->p_paddr < p->p_memsz)
+			return bad_elf(msg, msglen, "a segment's physical "
+				       "address is not between 1 MiB and 3 GiB");
+		if (p->p_paddr + p->p_memsz > k->load_end)
+			k->load_end = p->p_paddr + p->p_memsz;
+		if (e->e_entry >= p->p_paddr &&
+		    e->e_entry - p->p_paddr < p->p_filesz)
+			entry_ok = true;
+		loads++;
+	}
+	if (!loads)
+		return bad_elf(msg, msglen, "nothing to load");
+	if (!entry_ok)
+		return bad_elf(msg, msglen, "the entry point is not in a "
+			       "loaded segment (physical addresses)");
+	return 0;
+}
+
 int boot_parse(const uint8_t *img, size_t size, struct boot_kernel *k,
 	       char *msg, size_t msglen)
 {
 	const struct setup_header *h;
 	unsigned int sects;
 
+	if (size >= SELFMAG && !memcmp(img, ELFMAG, SELFMAG))
+		return boot_parse_elf(img, size, k, msg, msglen);
 	if (size < 0x1000)
 		return bad(msg, msglen, "file too small");
 	h = (const void *)(img + HDR_OFF);
@@ -97,6 +172,9 @@ unsigned int boot_e820(uint64_t low, uint64_t high,
 
 uint64_t boot_kernel_needs(const struct boot_kernel *k)
 {
+	if (k->elf)
+		return align_up(k->load_end, TWO_MB);
+
 	/* The decompressor runs at max(load address aligned, pref_address)
 	 * and needs init_size there; the loaded image sits at 1 MiB. */
 	uint64_t start = k->pref_address > BOOT_KERNEL ? k->pref_address :
@@ -154,10 +232,24 @@ static int boot_params(uint8_t *ram, uint64_t low, uint64_t high,
 		       size_t initrd_size)
 {
 	struct boot_params *bp = (struct boot_params *)(ram + BOOT_ZERO_PAGE);
-	size_t hdr_end = 0x202u + k->img[0x201];
 
 	memset(bp, 0, sizeof(*bp));
-	memcpy((uint8_t *)bp + HDR_OFF, k->img + HDR_OFF, hdr_end - HDR_OFF);
+	if (k->elf) {
+		/* What the kernel reads of a setup header after its
+		 * decompressor would have run. */
+		bp->hdr.boot_flag = BOOT_FLAG;
+		bp->hdr.header = HDR_MAGIC;
+		bp->hdr.version = k->version;
+		bp->hdr.loadflags = LOADED_HIGH;
+		bp->hdr.kernel_alignment = TWO_MB;
+		bp->hdr.cmdline_size = k->cmdline_size;
+		bp->hdr.initrd_addr_max = k->initrd_max;
+	} else {
+		size_t hdr_end = 0x202u + k->img[0x201];
+
+		memcpy((uint8_t *)bp + HDR_OFF, k->img + HDR_OFF,
+		       hdr_end - HDR_OFF);
+	}
 	bp->hdr.type_of_loader = 0xff;
 	bp->hdr.loadflags &= (uint8_t)~(KEEP_SEGMENTS | QUIET_FLAG);
 	bp->hdr.cmd_line_ptr = BOOT_CMDLINE;
@@ -187,6 +279,23 @@ static int boot_cmdline(uint8_t *ram, const struct boot_kernel *k,
 	return 0;
 }
 
+/* The segments at their physical addresses (checked by boot_parse and,
+ * against low, by boot_load's caller through boot_kernel_needs). */
+static void boot_load_elf(uint8_t *ram, const struct boot_kernel *k)
+{
+	const Elf64_Ehdr *e = (const void *)k->img;
+
+	for (unsigned int i = 0; i < e->e_phnum; i++) {
+		const Elf64_Phdr *p = elf_phdr(k, i);
+
+		if (p->p_type != PT_LOAD || !p->p_memsz)
+			continue;
+		memcpy(ram + p->p_paddr, k->img + p->p_offset, p->p_filesz);
+		memset(ram + p->p_paddr + p->p_filesz, 0,
+		       p->p_memsz - p->p_filesz);
+	}
+}
+
 int boot_load(uint8_t *ram, uint64_t low, uint64_t high,
 	      const struct boot_kernel *k, const uint8_t *initrd,
 	      size_t initrd_size, const char *cmdline, struct boot_regs *regs,
@@ -211,7 +320,10 @@ int boot_load(uint8_t *ram, uint64_t low, uint64_t high,
 	r = boot_cmdline(ram, k, cmdline, msg, msglen);
 	if (r)
 		return r;
-	memcpy(ram + BOOT_KERNEL, k->img + k->setup_size, pm_size);
+	if (k->elf)
+		boot_load_elf(ram, k);
+	else
+		memcpy(ram + BOOT_KERNEL, k->img + k->setup_size, pm_size);
 	r = boot_params(ram, low, high, k, rd, initrd_size);
 	if (r) {
 		snprintf(msg, msglen, "not enough memory");
@@ -219,7 +331,7 @@ int boot_load(uint8_t *ram, uint64_t low, uint64_t high,
 	}
 	boot_gdt(ram);
 	boot_page_tables(ram);
-	regs->rip = BOOT_KERNEL + ENTRY64;
+	regs->rip = k->elf ? k->entry : BOOT_KERNEL + ENTRY64;
 	regs->rsi = BOOT_ZERO_PAGE;
 	regs->rsp = BOOT_STACK;
 	regs->cr3 = BOOT_PML4;

@@ -1,4 +1,7 @@
-/* Linux x86 boot protocol (Documentation/x86/boot.rst), 64-bit entry.
+/* Linux x86 boot protocol (Documentation/x86/boot.rst), 64-bit entry,
+ * for a bzImage or for an uncompressed ELF vmlinux (as Firecracker boots
+ * it: segments at their physical addresses, entered at e_entry with a
+ * zero page we fill in; no decompressor, so no KASLR).
  *
  * Pure: works on the guest's low RAM as a host buffer, so it can be
  * unit-tested.  Guest-physical layout it uses:
@@ -9,12 +12,15 @@
  *   0x09000  PML4, 0x0a000 PDPT, 0x0b000-0x0efff four PDs (4 GiB, 2 MiB pages)
  *   0x20000  command line
  *   0x9fc00-0xfffff reserved in e820 (MP table at 0xf0000)
- *   0x100000 protected-mode kernel; initrd at the top of low RAM
+ *   0x100000 protected-mode kernel (bzImage), or the vmlinux's segments
+ *            where its program headers say (16 MiB for Linux)
+ *   initrd at the top of low RAM
  */
 #ifndef VMM_BOOT_H
 #define VMM_BOOT_H
 
 #include <asm/bootparam.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,8 +44,11 @@
 #define BOOT_DS 0x18
 
 struct boot_kernel {
-	const uint8_t *img;  /* the whole bzImage */
+	const uint8_t *img;  /* the whole bzImage or vmlinux */
 	size_t size;
+	bool elf;            /* an ELF vmlinux: the fields below are ours */
+	uint64_t entry;      /* ELF: e_entry, a physical address */
+	uint64_t load_end;   /* ELF: end of the highest segment (memsz) */
 	size_t setup_size;   /* real-mode part, (setup_sects + 1) * 512 */
 	uint16_t version;
 	uint32_t init_size;
@@ -52,7 +61,8 @@ struct boot_regs {
 	uint64_t rip, rsi, rsp, cr3;
 };
 
-/* Check a bzImage header.  0 or -ENOEXEC with one line in msg. */
+/* Check a bzImage header or an ELF vmlinux's headers.  0 or -ENOEXEC
+ * with one line in msg. */
 int boot_parse(const uint8_t *img, size_t size, struct boot_kernel *k,
 	       char *msg, size_t msglen);
 /* Low/high RAM split for mem bytes. */

@@ -1,15 +1,35 @@
 #!/usr/bin/env python3
 """Wrap a flat 64-bit blob (entry at +0x200) in a minimal bzImage header:
 mkimage.py BLOB OUT [--old] [--no-reloc] [--no-64] [--bad-magic] [--truncated]
+or in an ELF executable like a vmlinux (one PT_LOAD at physical 16 MiB with
+64 KiB of bss, entered at +0x200): mkimage.py BLOB OUT --elf [--bad-entry]
+(--bad-entry: the entry point is the virtual address, outside any segment)
 
 syssize (0x1f4) is set to the body's length in 16-byte units, as a real
 bzImage has it; --truncated leaves out the last 512 bytes of the body (a
 file cut short: the header promises more than the file holds)."""
 import struct, sys
 
+def elf(body, bad_entry):
+    paddr, vaddr = 0x1000000, 0xFFFFFFFF81000000
+    entry = (vaddr if bad_entry else paddr) + 0x200
+    ehdr = bytearray(64)
+    ehdr[0:4] = b"\x7fELF"
+    ehdr[4:7] = bytes([2, 1, 1])        # ELFCLASS64, little-endian, v1
+    struct.pack_into("<HHIQQQIHHHHHH", ehdr, 16, 2, 62, 1, entry, 64, 0, 0,
+                     64, 56, 1, 0, 0, 0)  # ET_EXEC, EM_X86_64, 1 phdr
+    phdr = struct.pack("<IIQQQQQQ", 1, 7, 0x1000, vaddr, paddr, len(body),
+                       len(body) + 0x10000, 0x1000)   # PT_LOAD, RWX
+    img = bytes(ehdr) + phdr
+    return img + bytes(0x1000 - len(img)) + body
+
 def main():
     blob, out = sys.argv[1], sys.argv[2]
     flags = sys.argv[3:]
+    if "--elf" in flags:
+        body = open(blob, "rb").read()
+        open(out, "wb").write(elf(body, "--bad-entry" in flags))
+        return
     ver = 0x20F
     if "--old" in flags:
         ver = 0x20A

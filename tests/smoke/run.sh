@@ -5,6 +5,7 @@
 # each, so they run even on an emulated KVM), wraps them in a minimal
 # bzImage header and checks what the VMM prints and its exit status:
 #   reset    prints a line on the UART, resets through the i8042  -> 0
+#   reset-elf  the same guest as an ELF vmlinux at 16 MiB            -> 0
 #   triple   #UD with no IDT                                       -> 4
 #   panic    finds pvpanic on PCI, writes PANICKED                 -> 3
 #   echo     echoes UART input until 'q', then resets              -> 0
@@ -33,6 +34,8 @@ python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/bad-magic.img" --bad-magic
 python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/no64.img" --no-64
 python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/old.img" --old
 python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/truncated.img" --truncated
+python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/RESET.elf" --elf
+python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/bad-entry.elf" --elf --bad-entry
 
 # expect NAME STATUS PATTERN -- VMM ARGS (stdin from $IN)
 expect() {
@@ -50,6 +53,7 @@ expect() {
 }
 
 expect reset 0 "smoke guest up" -- run -k "$OUT/RESET.img" -m 32M
+expect reset-elf 0 "smoke guest up" -- run -k "$OUT/RESET.elf" -m 32M
 expect triple 4 "triple fault" -- run -k "$OUT/TRIPLE.img" -m 32M
 expect panic 3 "panicked" -- run -k "$OUT/PANIC.img" -m 32M -c 2 \
 	-d ram:16M -d ram:8M,queues=3,serial=x
@@ -76,6 +80,7 @@ bad bad-magic 'boot signature' "$VMM" run -k "$OUT/bad-magic.img"
 bad no-64bit '64-bit' "$VMM" run -k "$OUT/no64.img"
 bad old-protocol 'older than' "$VMM" run -k "$OUT/old.img"
 bad truncated-payload 'truncated' "$VMM" run -k "$OUT/truncated.img"
+bad elf-bad-entry 'vmlinux: the entry point' "$VMM" run -k "$OUT/bad-entry.elf"
 "$VMM" --version | grep -q '^vmm ' && ok version || ko version "no version"
 "$VMM" --help | grep -q 'Usage: vmm' && ok help || ko help "no usage"
 "$VMM" run --help | grep -q -- '--disk' && ok run-help || ko run-help "no usage"

@@ -275,6 +275,155 @@ static void test_load_errors(void **state)
 	free(ram);
 }
 
+/* ---- ELF vmlinux ---- */
+
+#define ELF_SIZE 0x3000
+
+/* A vmlinux-like ELF: text (0x1000 bytes of 0xcc at 16 MiB, entry 16 MiB
+ * + 0x10), data with 0x800 bytes in the file and 1 MiB of bss at 18 MiB,
+ * and a NOTE that is not loaded. */
+struct elf_img {
+	union {
+		uint8_t b[ELF_SIZE];
+		Elf64_Ehdr e;
+	};
+};
+
+static Elf64_Phdr *eph(struct elf_img *x, unsigned int i)
+{
+	return (Elf64_Phdr *)(x->b + x->e.e_phoff) + i;
+}
+
+static void make_elf(struct elf_img *x)
+{
+	Elf64_Phdr *p;
+
+	memset(x, 0, sizeof(*x));
+	memcpy(x->e.e_ident, ELFMAG, SELFMAG);
+	x->e.e_ident[EI_CLASS] = ELFCLASS64;
+	x->e.e_ident[EI_DATA] = ELFDATA2LSB;
+	x->e.e_ident[EI_VERSION] = EV_CURRENT;
+	x->e.e_type = ET_EXEC;
+	x->e.e_machine = EM_X86_64;
+	x->e.e_version = EV_CURRENT;
+	x->e.e_entry = 16 * MIB + 0x10;
+	x->e.e_phoff = sizeof(Elf64_Ehdr);
+	x->e.e_phentsize = sizeof(Elf64_Phdr);
+	x->e.e_phnum = 3;
+	p = eph(x, 0);
+	*p = (Elf64_Phdr){ .p_type = PT_LOAD, .p_offset = 0x1000,
+			   .p_vaddr = 0xffffffff81000000ull,
+			   .p_paddr = 16 * MIB, .p_filesz = 0x1000,
+			   .p_memsz = 0x1000 };
+	p = eph(x, 1);
+	*p = (Elf64_Phdr){ .p_type = PT_LOAD, .p_offset = 0x2000,
+			   .p_vaddr = 0xffffffff81200000ull,
+			   .p_paddr = 18 * MIB, .p_filesz = 0x800,
+			   .p_memsz = MIB };
+	p = eph(x, 2);
+	*p = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = 0x2800,
+			   .p_paddr = 0, .p_filesz = 0x10, .p_memsz = 0x10 };
+	memset(x->b + 0x1000, 0xcc, 0x1000);
+	memset(x->b + 0x2000, 0xdd, 0x800);
+}
+
+static int parse_elf(struct ctx *c, struct elf_img *x, size_t size)
+{
+	c->msg[0] = 0;
+	return boot_parse(x->b, size, &c->k, c->msg, sizeof(c->msg));
+}
+
+static void test_elf_load(void **state)
+{
+	struct ctx *c = *state;
+	struct elf_img *x = calloc(1, sizeof(*x));
+	uint64_t low = 64 * MIB;
+	uint8_t *ram = malloc(low), rd[4096];
+	struct boot_params *bp = (void *)(ram + BOOT_ZERO_PAGE);
+	struct boot_regs r;
+
+	make_elf(x);
+	memset(ram, 0xee, low); /* the bss must come out zeroed */
+	memset(rd, 0x5a, sizeof(rd));
+	assert_int_equal(parse_elf(c, x, ELF_SIZE), 0);
+	assert_true(c->k.elf);
+	/* Kernel up to 19 MiB, rounded to 2 MiB; the initrd goes above. */
+	assert_int_equal(boot_kernel_needs(&c->k), 20 * MIB);
+	assert_int_equal(boot_load(ram, low, 0, &c->k, rd, sizeof(rd),
+				   "console=ttyS0", &r, c->msg, sizeof(c->msg)),
+			 0);
+	assert_int_equal(r.rip, 16 * MIB + 0x10);
+	assert_int_equal(r.rsi, BOOT_ZERO_PAGE);
+	assert_int_equal(r.cr3, BOOT_PML4);
+	assert_memory_equal(ram + 16 * MIB, x->b + 0x1000, 0x1000);
+	assert_memory_equal(ram + 18 * MIB, x->b + 0x2000, 0x800);
+	for (uint64_t a = 18 * MIB + 0x800; a < 19 * MIB; a++)
+		if (ram[a]) {
+			print_error("bss not zero at %#llx\n",
+				    (unsigned long long)a);
+			fail();
+		}
+	assert_int_equal(ram[19 * MIB], 0xee); /* nothing beyond memsz */
+	/* The zero page: a setup header of our own. */
+	assert_int_equal(bp->hdr.boot_flag, BOOT_FLAG);
+	assert_int_equal(bp->hdr.header, HDR_MAGIC);
+	assert_true(bp->hdr.version >= 0x020c);
+	assert_int_equal(bp->hdr.type_of_loader, 0xff);
+	assert_int_equal(bp->hdr.cmd_line_ptr, BOOT_CMDLINE);
+	assert_int_equal(bp->hdr.cmdline_size, 2047);
+	assert_string_equal((char *)ram + BOOT_CMDLINE, "console=ttyS0");
+	assert_int_equal(bp->hdr.ramdisk_size, sizeof(rd));
+	assert_true(bp->hdr.ramdisk_image >= 20 * MIB);
+	assert_memory_equal(ram + bp->hdr.ramdisk_image, rd, sizeof(rd));
+	assert_int_equal(bp->e820_entries, 3);
+	/* Too little RAM for the segments. */
+	assert_int_equal(boot_load(ram, 18 * MIB, 0, &c->k, NULL, 0, "", &r,
+				   c->msg, sizeof(c->msg)), -ENOMEM);
+	free(ram);
+	free(x);
+}
+
+/* Each broken header: refused with its reason. */
+static void test_elf_bad(void **state)
+{
+	struct ctx *c = *state;
+	struct elf_img *x = calloc(1, sizeof(*x));
+
+	make_elf(x);
+	assert_int_equal(parse_elf(c, x, 40), -ENOEXEC);
+	assert_non_null(strstr(c->msg, "not a usable vmlinux: file too small"));
+
+#define BAD(what, expect)                                                      \
+	do {                                                                   \
+		make_elf(x);                                                   \
+		what;                                                          \
+		assert_int_equal(parse_elf(c, x, ELF_SIZE), -ENOEXEC);         \
+		if (!strstr(c->msg, expect)) {                                 \
+			print_error("%s: got '%s'\n", #what, c->msg);          \
+			fail();                                                \
+		}                                                              \
+	} while (0)
+	BAD(x->e.e_ident[EI_CLASS] = ELFCLASS32, "not a 64-bit x86");
+	BAD(x->e.e_machine = EM_AARCH64, "not a 64-bit x86");
+	BAD(x->e.e_type = ET_DYN, "not an executable");
+	BAD(x->e.e_phentsize = 32, "bad program headers");
+	BAD(x->e.e_phnum = 0, "bad program headers");
+	BAD(x->e.e_phoff = ELF_SIZE - 8, "bad program headers");
+	BAD(x->e.e_phoff = ~0ull, "bad program headers");
+	BAD(eph(x, 0)->p_offset = ELF_SIZE - 8, "outside the file");
+	BAD(eph(x, 0)->p_offset = ~0ull - 8, "outside the file");
+	BAD(eph(x, 1)->p_filesz = 2 * MIB, "outside the file");
+	BAD(eph(x, 0)->p_paddr = 0x8000, "between 1 MiB and 3 GiB");
+	BAD(eph(x, 1)->p_paddr = 0xbff80000ull, "between 1 MiB and 3 GiB");
+	BAD(eph(x, 1)->p_paddr = ~0ull - 0x100, "between 1 MiB and 3 GiB");
+	BAD(x->e.e_entry = 18 * MIB + 0x900, "entry point"); /* in bss */
+	BAD(x->e.e_entry = 0xffffffff81000010ull, "entry point"); /* virtual */
+	BAD(eph(x, 0)->p_type = PT_NOTE; eph(x, 1)->p_type = PT_NULL,
+	    "nothing to load");
+#undef BAD
+	free(x);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +441,8 @@ int main(int argc, char **argv)
 		T(test_initrd_placement),
 		T(test_load),
 		T(test_load_errors),
+		T(test_elf_load),
+		T(test_elf_bad),
 #undef T
 	};
 
