@@ -12,8 +12,11 @@
 # tests under $VMM.  Guest tests:
 #   verify          fio writes 96 MiB with crc32c on a 1 GiB file, reads
 #                   it back ($QUEUES queues)
-#   verify-file-q1, verify-file-q2   the same with 1 or 2 queues
+#   verify-file-q1, verify-file-q2   the same with 1 or 2 queues (and as
+#                   many vCPUs)
 #   verify-ram-q1,  verify-ram-q2    on a ram:1G disk (VMM=vmm only)
+#   vmlinux         verify-ram-q1 with the kernel booted from the ELF
+#                   vmlinux guest/build.sh extracts (no decompressor)
 #   randread-4k     fio 4k random reads, QD32: reports IOPS
 #   ro-disk         the guest sees a read-only disk as such, a write to it
 #                   fails, its file is unchanged (checksum)
@@ -40,6 +43,7 @@
 #   VMM=qemu|vmm          the VMM for TESTs without a prefix
 #   VMM_BIN=PATH          our VMM's binary (default build/vmm)
 #   E2E_MEM=512 E2E_CPUS=2 E2E_QUEUES=2   guest size, virtqueues per disk
+#                         (in the test host 1 and 1 by default, see below)
 #   E2E_BOOT_TIMEOUT=240  seconds per guest boot (120 for the boots that
 #                         run no fio)
 #   E2E_OUT=DIR           logs, consoles, JSON (default build/e2e): for
@@ -63,6 +67,14 @@ E2E_OUT=${E2E_OUT:-$REPO/build/e2e}
 MEM=${E2E_MEM:-512}
 CPUS=${E2E_CPUS:-2}
 QUEUES=${E2E_QUEUES:-2}
+# In the test host, whose emulated AMD-V kills or hangs a fair share of
+# 2-vCPU guests (QEMU's too: triple faults, RCU stalls; 3 of 18 boots of
+# verify on 2026-11-30), a guest has 1 vCPU and 1 queue unless its test
+# is about more (verify-*-q2) or E2E_CPUS / E2E_QUEUES say so.
+if [ -n "${TESTHOST:-}" ]; then
+	CPUS=${E2E_CPUS:-1}
+	QUEUES=${E2E_QUEUES:-1}
+fi
 BOOT_TIMEOUT=${E2E_BOOT_TIMEOUT:-240}
 SHORT_TIMEOUT=${E2E_BOOT_TIMEOUT:-120}
 CMDLINE_BASE="console=ttyS0 quiet reboot=k panic=-1${E2E_CMDLINE_EXTRA:+ $E2E_CMDLINE_EXTRA}"
@@ -70,7 +82,7 @@ GENERIC_TESTS="verify randread-4k ro-disk write-pattern"
 E2E_DEFAULT="args qemu:verify qemu:randread-4k
 	vmm:verify-file-q1 vmm:verify-file-q2 vmm:verify-ram-q1 vmm:verify-ram-q2
 	vmm:randread-4k vmm:ro-disk vmm:write-pattern vmm:shell-stdin
-	vmm:poweroff vmm:panic"
+	vmm:poweroff vmm:panic vmm:vmlinux"
 RESULTS=$E2E_OUT/results
 
 say() { printf 'e2e: %s\n' "$*" >&2; }
@@ -117,10 +129,12 @@ vmm_counters() {
 		tail -n 1
 }
 
-# verify_on NAME DISK QUEUES: the verify job on DISK (serial data) as vdb.
+# verify_on NAME DISK QUEUES: the verify job on DISK (serial data) as vdb,
+# with as many vCPUs as queues (unless E2E_CPUS is set).
 verify_on() {
 	local t=$1 disk=$2 json=$E2E_OUT/$1.json w r size=1024
 	QUEUES=$3
+	CPUS=${E2E_CPUS:-$3}
 	new_disk "$DISKS/sys.img" 64M
 	fio_boot "$t" verify "$DISKS/sys.img,serial=sys,ro" "$disk,serial=data" ||
 		return 1
@@ -149,6 +163,13 @@ test_verify-file-q2() {
 }
 test_verify-ram-q1() { verify_on verify-ram-q1 ram:1G 1; }
 test_verify-ram-q2() { verify_on verify-ram-q2 ram:1G 2; }
+# The same kernel as an uncompressed ELF (guest/build.sh extracts it);
+# 1 vCPU: the *-q2 tests cover SMP, and 2-vCPU guests are the test host's
+# weak spot.
+test_vmlinux() {
+	KERNEL=$REPO/build/guest/vmlinux
+	verify_on vmlinux ram:1G 1
+}
 
 test_randread-4k() {
 	local iops
@@ -164,12 +185,8 @@ test_randread-4k() {
 }
 
 test_seed-virtio-blk() {
-	# In the test host, 256 threads on 2 guest vCPUs crashed (double
-	# fault) or hung the guest in 3 of 4 runs; 1 vCPU passed (README).
-	if [ -n "${TESTHOST:-}" ] && [ -z "${E2E_CPUS:-}" ]; then
-		CPUS=1
-		echo "1 vCPU (test host; set E2E_CPUS to override)"
-	fi
+	# In the test host (1 vCPU there by default), 256 threads on 2 guest
+	# vCPUs crashed (double fault) or hung the guest in 3 of 4 runs.
 	std_disks 1G
 	fio_boot seed-virtio-blk seed-virtio-blk "$DISKS/sys.img,serial=sys,ro" \
 		"$DISKS/data.img,serial=data" || return 1
@@ -348,7 +365,7 @@ check_tests() {
 			die "unknown test '$n' (have: args $(declare -F |
 				sed -n 's/^declare -f test_//p' | xargs))"
 		case $v:$n in
-		qemu:verify-ram-*) die "$t: QEMU has no ram: disk" ;;
+		qemu:verify-ram-* | qemu:vmlinux) die "$t: QEMU has no ram: disk" ;;
 		esac
 	done
 	case " $* " in
@@ -377,34 +394,31 @@ run_test() {
 }
 
 # run_one VMM:NAME: run it, print its result and details.  In the test
-# host, a failed test runs once
-# more: its emulation of AMD-V has shown guest double faults at
-# entry_SYSCALL_64 with 2 vCPUs, under QEMU too (guest/README.md, known
-# problems; bench/vmm-vs-qemu.md); both tries are shown.
+# host a failed test runs again, up to 4 tries in all, and every failed
+# try is shown: its emulation of AMD-V kills guests now and then, under
+# QEMU too (triple or double faults at entry_SYSCALL_64; under QEMU the
+# VM just ends without a word), or stops a vCPU (RCU stalls from then on,
+# never recovered: CI, 2026-11-29; boot() stops such a guest early).
+# guest/README.md, known problems.
 run_one() {
-	local t=$1 t0 out first rc=0 note=
+	local t=$1 t0 out fails= rc=0 try=1 note=
 	t0=$(date +%s)
 	out=$(run_test "$t" 2>&1) || rc=$?
-	# Any failure, not only a visible fault: under QEMU the same fault
-	# just ends the VM without a word (seen once: qemu:verify, no END
-	# marker after 8 s).
-	# A boot that timed out is not retried: a hanging VMM would double
-	# the suite's time.
-	if [ $rc != 0 ] && [ -n "${TESTHOST:-}" ] &&
-		! printf '%s\n' "$out" | grep -q 'timed out after'; then
-		first=$out
+	while [ $rc != 0 ] && [ -n "${TESTHOST:-}" ] && [ $try -lt 4 ]; do
+		try=$((try + 1))
+		fails="$fails
+try $((try - 1)) failed (in the test host):
+$out"
 		rc=0
 		out=$(run_test "$t" 2>&1) || rc=$?
-		note=", on the 2nd try"
-		out="$out
-1st try failed (in the test host; its nested emulation has killed guests with double faults):
-$first"
-	fi
+		note=", try $try of 4"
+	done
 	if [ $rc = 0 ]; then
 		result "PASS $t ($(($(date +%s) - t0))s$note)"
 	else
 		result "FAIL $t ($(($(date +%s) - t0))s$note)"
 	fi
+	out="$out$fails"
 	[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/     /'
 	rm -f "$DISKS"/*.img
 }
@@ -496,7 +510,7 @@ if [ ${#guests[@]} -gt 0 ]; then
 		say "running ${#guests[@]} guest tests inside one test host boot"
 		# A last guard: every boot has its own timeout.
 		E2E_INSIDE=1 TESTHOST_OUT=$E2E_OUT \
-			TESTHOST_TIMEOUT=${TESTHOST_TIMEOUT:-$((120 + ${#guests[@]} * (BOOT_TIMEOUT + 15)))} \
+			TESTHOST_TIMEOUT=${TESTHOST_TIMEOUT:-$((120 + ${#guests[@]} * 2 * (BOOT_TIMEOUT + 15)))} \
 			testhost "$0" "${guests[@]}" || true
 		;;
 	*) die "E2E_WHERE must be host or testhost" ;;
