@@ -66,7 +66,8 @@ bench_disks() {
 		dd if=/dev/zero of="$DISKS/data.img" bs=1M count=1024 status=none
 }
 
-# boot_table TSV: per VMM, every run and the mean; then the ratio vmm/qemu.
+# boot_table TSV: per VMM, every run and the mean; then each VMM's ratio
+# to qemu.
 boot_table() {
 	awk -F '\t' '
 		$3 != "-" { n[$1]++; si[$1] += $3; se[$1] += $4
@@ -82,10 +83,14 @@ boot_table() {
 				printf "| %s | %s | %.2f | %s | %.2f |\n", v, ri[v],
 				       si[v] / n[v], re[v], se[v] / n[v]
 			}
-			if (n["vmm"] && n["qemu"])
-				printf "\nvmm/qemu: launch to /init %.2f, launch to exit %.2f\n",
-				       (si["vmm"] / n["vmm"]) / (si["qemu"] / n["qemu"]),
-				       (se["vmm"] / n["vmm"]) / (se["qemu"] / n["qemu"])
+			if (n["qemu"]) print ""
+			for (i = 1; i <= m; i++) {
+				v = order[i]
+				if (v == "qemu" || !n["qemu"]) continue
+				printf "%s/qemu: launch to /init %.2f, launch to exit %.2f\n", v,
+				       (si[v] / n[v]) / (si["qemu"] / n["qemu"]),
+				       (se[v] / n[v]) / (se["qemu"] / n["qemu"])
+			}
 			for (v in bad) printf "%s: %d failed boots\n", v, bad[v]
 		}' "$1"
 }

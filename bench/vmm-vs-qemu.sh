@@ -49,13 +49,20 @@ vmm_cmd_vmmbatch() { VMM_DISK_OPTS=,batch=on vmm_cmd_vmm "$@"; }
 # vmmq1: our VMM with 1 queue per disk, so one iothread, as QEMU serves
 # its 2 queues from one iothread (the guest then has 1 queue).
 vmm_cmd_vmmq1() { QUEUES=1 vmm_cmd_vmm "$@"; }
+# vmmnopoll: our VMM with poll=0 (an idle iothread sleeps at once).
+vmm_cmd_vmmnopoll() { VMM_DISK_OPTS=,poll=0 vmm_cmd_vmm "$@"; }
+# vmmelf, qemupvh: the same kernel uncompressed (build/guest/vmlinux, an
+# ELF), which our VMM loads as it is and QEMU boots through its PVH entry
+# (the kernel has the Xen PVH note): no decompressor in either guest.
+vmm_cmd_vmmelf() { KERNEL=$REPO/build/guest/vmlinux vmm_cmd_vmm "$@"; }
+vmm_cmd_qemupvh() { KERNEL=$REPO/build/guest/vmlinux vmm_cmd_qemu "$@"; }
 
 # vmms_for JOB: the VMMs to run JOB under: vmm, qemu, then the
 # diagnostic variants ($BENCH_DIAG_VMMS) for the jobs in $BENCH_DIAG_JOBS.
 vmms_for() {
 	local v=${BENCH_VMMS:-vmm qemu}
 	case " ${BENCH_DIAG_JOBS-randread-4k} " in
-	*" $1 "*) v="$v ${BENCH_DIAG_VMMS-vmmbatch vmmq1}" ;;
+	*" $1 "*) v="$v ${BENCH_DIAG_VMMS-vmmnopoll vmmbatch}" ;;
 	esac
 	echo $v
 }
@@ -180,7 +187,8 @@ inside() {
 			done
 		done
 	done
-	[ "$BOOTS" -gt 0 ] && bootbench_inner "$BOOTS" "$OUT/boot.tsv"
+	[ "$BOOTS" -gt 0 ] && BENCH_VMMS=${BENCH_BOOT_VMMS:-vmm vmmelf qemu qemupvh} \
+		bootbench_inner "$BOOTS" "$OUT/boot.tsv"
 	rm -f "$DISKS"/*.img
 }
 
