@@ -44,7 +44,7 @@ FUZZ_SECONDS ?= 60
 
 BENCH_BIN := $(O)/bench/devbench
 
-.PHONY: all check test unit fuzz-replay fuzz deps guest e2e run devbench bench clean
+.PHONY: all check test unit fuzz-replay fuzz deps guest e2e run devbench bench bench-smoke clean
 all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN)
 
 $(O)/%.o: %.c
@@ -97,6 +97,7 @@ deps:
 test: deps
 	$(MAKE) check
 	$(MAKE) e2e
+	$(MAKE) bench-smoke
 
 guest:
 	guest/build.sh
@@ -113,6 +114,11 @@ run: all guest
 	tests/e2e/run-main.sh
 
 bench: $(BENCH_BIN)
+
+# A short run of bench/vmbench (one repeat, one tiny job) and checks of
+# everything it writes (tests/bench-smoke.sh).
+bench-smoke: all guest
+	tests/bench-smoke.sh
 
 clean:
 	rm -rf build
