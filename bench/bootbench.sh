@@ -2,7 +2,8 @@
 # bench/bootbench.sh [R]   boot time: our VMM against QEMU
 #
 # Boots the guest image (guest/) R times under each VMM, interleaved
-# (vmm, qemu, vmm, qemu, ...), with run=true (/init runs `true` and powers
+# (vmm, vmmelf, qemu, qemupvh, vmm, ...; BENCH_VMMS to choose), with
+# run=true (/init runs `true` and powers
 # off), the same kernel, initrd, vCPUs (2), RAM (512 MiB) and disks (a
 # read-only 64 MiB vda, a 1 GiB vdb with 2 queues), and times, from the
 # launch of the VMM process:
@@ -28,13 +29,19 @@ boot_marks() {
 		END { if (!found) print "-" }' "$1"
 }
 
+# vmmelf, qemupvh: the same kernel uncompressed (build/guest/vmlinux, an
+# ELF), which our VMM loads as it is and QEMU boots through its PVH entry
+# (the kernel has the Xen PVH note): no decompressor in either guest.
+vmm_cmd_vmmelf() { KERNEL=$REPO/build/guest/vmlinux vmm_cmd_vmm "$@"; }
+vmm_cmd_qemupvh() { KERNEL=$REPO/build/guest/vmlinux vmm_cmd_qemu "$@"; }
+
 # bootbench_inner R TSV: R interleaved boots per VMM in $BENCH_VMMS;
 # appends "vmm run init exit" rows to TSV.  Needs E2E_OUT, DISKS with
 # sys.img and data.img.
 bootbench_inner() {
 	local n=$1 tsv=$2 r v name init rc
 	for r in $(seq "$n"); do
-		for v in ${BENCH_VMMS:-vmm qemu}; do
+		for v in ${BENCH_VMMS:-vmm vmmelf qemu qemupvh}; do
 			name=boot-$v-$r
 			rc=0
 			VMM=$v BOOT_TS=1 VMM_VERBOSE='' boot "$name" "run=true" \

@@ -50,12 +50,9 @@ vmm_cmd_vmmbatch() { VMM_DISK_OPTS=,batch=on vmm_cmd_vmm "$@"; }
 # its 2 queues from one iothread (the guest then has 1 queue).
 vmm_cmd_vmmq1() { QUEUES=1 vmm_cmd_vmm "$@"; }
 # vmmnopoll: our VMM with poll=0 (an idle iothread sleeps at once).
+# vmmalt: our VMM from another build (BENCH_ALT_VMM_BIN), for experiments.
+vmm_cmd_vmmalt() { VMM_BIN=${BENCH_ALT_VMM_BIN:?} vmm_cmd_vmm "$@"; }
 vmm_cmd_vmmnopoll() { VMM_DISK_OPTS=,poll=0 vmm_cmd_vmm "$@"; }
-# vmmelf, qemupvh: the same kernel uncompressed (build/guest/vmlinux, an
-# ELF), which our VMM loads as it is and QEMU boots through its PVH entry
-# (the kernel has the Xen PVH note): no decompressor in either guest.
-vmm_cmd_vmmelf() { KERNEL=$REPO/build/guest/vmlinux vmm_cmd_vmm "$@"; }
-vmm_cmd_qemupvh() { KERNEL=$REPO/build/guest/vmlinux vmm_cmd_qemu "$@"; }
 
 # vmms_for JOB: the VMMs to run JOB under: vmm, qemu, then the
 # diagnostic variants ($BENCH_DIAG_VMMS) for the jobs in $BENCH_DIAG_JOBS.
@@ -187,7 +184,7 @@ inside() {
 			done
 		done
 	done
-	[ "$BOOTS" -gt 0 ] && BENCH_VMMS=${BENCH_BOOT_VMMS:-vmm vmmelf qemu qemupvh} \
+	[ "$BOOTS" -gt 0 ] && BENCH_VMMS=${BENCH_BOOT_VMMS:-} \
 		bootbench_inner "$BOOTS" "$OUT/boot.tsv"
 	rm -f "$DISKS"/*.img
 }
@@ -329,7 +326,7 @@ From the fio boots above (fio's run included in "exit"):
 
 $(boots_from_fio "$OUT/fio.tsv" >"$OUT/boot-fio.tsv"; boot_table "$OUT/boot-fio.tsv")
 
-From plain boots (\`run=true\`), interleaved vmm, qemu:
+From plain boots (\`run=true\`), interleaved vmm, vmmelf, qemu, qemupvh:
 
 $( [ -s "$OUT/boot.tsv" ] && boot_table "$OUT/boot.tsv" || echo "(none)")
 

@@ -86,13 +86,16 @@ trap 'cleanup; exit 130' INT TERM
 
 # The test host's kernel is not quiet: its console goes to a file, shown
 # only when something fails, and costs no measurable time.
+# softlockup_panic=1: under nested guests it has locked up for good (soft
+# lockup in kvm_ioapic_update_eoi) as well as panicked; a panic ends QEMU
+# (-no-reboot) at once, and callers boot it again for what is left.
 log "booting ($(basename "$kernel"), -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
 start=$(date +%s)
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu EPYC,+svm,+npt -smp "$SMP" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -initrd "$TBUILD/initramfs.img" \
-	-append "console=ttyS0 reboot=k panic=-1 ${TESTHOST_APPEND:-} th.dir=$OUT th.repo=$REPO" \
+	-append "console=ttyS0 reboot=k panic=-1 softlockup_panic=1 ${TESTHOST_APPEND:-} th.dir=$OUT th.repo=$REPO" \
 	-chardev file,id=con,path="$con" -serial chardev:con \
 	-chardev file,id=out,path="$ctl/stdout" -serial chardev:out \
 	-chardev file,id=err,path="$ctl/stderr" -serial chardev:err \
