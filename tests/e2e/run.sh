@@ -454,6 +454,39 @@ args_tests() {
 	)
 }
 
+# testhost_watched CMD...: testhost CMD..., stopped when nothing under
+# $E2E_OUT has changed for BOOT_TIMEOUT + 120 s (a guest console, a VMM
+# log or a result; a boot that hangs is stopped by its own timeout before
+# that): the test host has locked up without a panic (seen in bench/
+# vmbench's runs, 2026-11-30: both its CPUs busy, nothing written).
+testhost_watched() {
+	local th quiet=0 stall=$((BOOT_TIMEOUT + 120)) k watch=$E2E_OUT/.watch
+	rm -rf "$E2E_OUT/.testhost" # run.sh makes it once it has the lock
+	testhost "$@" &
+	th=$!
+	touch "$watch"
+	while kill -0 "$th" 2>/dev/null; do
+		sleep 5
+		[ -e "$E2E_OUT/.testhost/console.log" ] || continue # waiting for the lock
+		if [ -n "$(find "$E2E_OUT" -newer "$watch" -type f -print -quit 2>/dev/null)" ]; then
+			touch "$watch"
+			quiet=0
+			continue
+		fi
+		quiet=$((quiet + 5))
+		[ "$quiet" -ge "$stall" ] || continue
+		say "no progress for ${quiet}s: stopping the test host (its console: ${E2E_OUT#"$REPO"/}/.testhost/console.log)"
+		# Under this subshell: flock, under it run.sh, which stops
+		# QEMU on SIGTERM.
+		for k in $(pgrep -P "$th" || true); do
+			pkill -TERM -P "$k" 2>/dev/null || true
+		done
+		break
+	done
+	wait "$th" || true
+	rm -f "$watch"
+}
+
 # no_result TEST...: those of the TESTs with no PASS or FAIL line yet.
 no_result() {
 	local t
@@ -540,7 +573,7 @@ if [ ${#guests[@]} -gt 0 ]; then
 			# A last guard: every boot has its own timeout.
 			E2E_INSIDE=1 TESTHOST_OUT=$E2E_OUT \
 				TESTHOST_TIMEOUT=${TESTHOST_TIMEOUT:-$((300 + ${#guests[@]} * 120))} \
-				testhost "$0" "${guests[@]}" || true
+				testhost_watched "$0" "${guests[@]}"
 			mapfile -t guests < <(no_result "${guests[@]}")
 			[ ${#guests[@]} -gt 0 ] && [ $boot -lt 3 ] || break
 			say "the test host ended before the end of the tests (boot $boot of 3): booting it again"
