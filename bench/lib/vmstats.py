@@ -605,7 +605,7 @@ def plots(out, meta, results):
                     others.append("%s=%s" % ("q" if d == "queues" else d, ov))
                 series = r["config"] + ("" if not others else " " + " ".join(others))
                 pk = (r["job"], r["phase"], r["dir"])
-                by_plot.setdefault(pk, {}).setdefault(series, {})[xv] = (r["mean"], r["sd"] or 0.0, r["_cfg"], others)
+                by_plot.setdefault(pk, {}).setdefault(series, {})[xv] = (r["mean"], r["sd"] or 0.0, r["_cfg"], others, r["n"])
             for (job, phase, d), series in sorted(by_plot.items()):
                 xs = sorted({x for s in series.values() for x in s}, key=num_key)
                 names = sorted(series, key=lambda s: (next(iter(series[s].values()))[2],
@@ -631,8 +631,10 @@ def plots(out, meta, results):
                           "numjobs": "fio numjobs"}.get(dim, dim)
                 title = "%s: %s%s (%s)" % (meta.get("title", "vmbench"), job,
                                            "" if phase == job else " / " + phase, d)
-                sub = "mean of %s runs per point, error bars ±1 sd; guests ran on: %s" % (
-                    meta.get("repeats", "?"), meta.get("where", "?"))
+                ns = sorted({v[4] for s_ in series.values() for v in s_.values()})
+                nrun = "%s" % ns[0] if len(ns) == 1 else "%s-%s" % (ns[0], ns[-1])
+                sub = "mean of %s runs per point (of %s planned), error bars ±1 sd; guests ran on: %s" % (
+                    nrun, meta.get("repeats", "?"), meta.get("where", "?"))
                 gp = os.path.join(pdir, base + ".gp")
                 with open(gp, "w") as f:
                     f.write("set terminal pngcairo size 960,600 noenhanced font 'sans,10'\n")
@@ -641,12 +643,14 @@ def plots(out, meta, results):
                     f.write("set xlabel %s\nset ylabel %s\n" % (gp_str(xlabel), gp_str(ylabel)))
                     f.write("set datafile missing '?'\nset datafile separator '\\t'\n")
                     f.write("set grid ytics\nset key outside right top\nset yrange [0:*]\n")
-                    f.write("set offsets 0.25, 0.25, 0, 0\nset format y '%.0s%c'\n")
+                    # Plain numbers on a linear axis ('%.0s%c' would print
+                    # 2500 as "2k" next to 2000 as "2k").
+                    f.write("set offsets 0.25, 0.25, 0, 0\nset format y '%.0f'\n")
                     means = [v[0] for s_ in series.values() for v in s_.values() if v[0] > 0]
                     if means and max(means) > 8 * min(means):
                         # The host next to guests: a log scale keeps both readable.
-                        f.write("set logscale y\nset yrange [*:*]\nset ylabel %s\n"
-                                % gp_str(ylabel + ", log scale"))
+                        f.write("set logscale y\nset yrange [*:*]\nset format y '%%.0s%%c'\n"
+                                "set ylabel %s\n" % gp_str(ylabel + ", log scale"))
                     f.write("set bars 2\nset pointsize 1.2\n")
                     # The x tick labels, at the integer positions.
                     parts = ["%s using 0:(NaN):xtic(1) notitle" % gp_str(dat)]
