@@ -130,13 +130,7 @@ fi
 guest/build.sh
 mkdir -p "$OUT"
 rm -f "$OUT/boot.tsv"
-where=${BENCH_WHERE:-}
-if [ -z "$where" ]; then
-	kvm_probe || exit 1
-	echo "bootbench: kvmprobe: $probe_out" >&2
-	where=testhost
-	[ "$probe_rc" = 0 ] && where=host
-fi
+choose_where bootbench "${BENCH_WHERE:-}"
 if [ "$where" = host ]; then
 	BENCH_INSIDE=1 BENCH_OUT=$OUT "$0" "$R"
 else

@@ -354,13 +354,7 @@ cmd="bench/vmm-vs-qemu.sh $*"
 guest/build.sh
 mkdir -p "$OUT"
 rm -f "$OUT/fio.tsv" "$OUT/boot.tsv" "$OUT/kvm.tsv" "$OUT/failed.tsv" "$OUT/inside.txt"
-where=${BENCH_WHERE:-}
-if [ -z "$where" ]; then
-	kvm_probe || exit 1
-	say "$probe_out"
-	where=testhost
-	[ "$probe_rc" = 0 ] && where=host
-fi
+choose_where vmm-vs-qemu "${BENCH_WHERE:-}"
 t0=$(date +%s)
 if [ "$where" = host ]; then
 	BENCH_INSIDE=1 BENCH_OUT=$OUT "$0" "$R"

@@ -331,6 +331,19 @@ kvm_probe() {
 	probe_out=$("$probe" 2>&1) || probe_rc=$?
 }
 
+# choose_where NAME OVERRIDE: sets where=host|testhost: OVERRIDE when it
+# is set, else host if kvmprobe finds a KVM that runs standard guests at
+# speed (its line goes to stderr, prefixed with NAME); exits 1 if the
+# probe cannot be built.
+choose_where() {
+	where=$2
+	[ -z "$where" ] || return 0
+	kvm_probe || exit 1
+	printf '%s: %s\n' "$1" "$probe_out" >&2
+	where=testhost
+	[ "$probe_rc" != 0 ] || where=host
+}
+
 # testhost CMD [ARG...]: tests/testhost/run.sh CMD, one test host at a time
 # on this machine (flock on /tmp/testhost.lock, shared with other users).
 testhost() {

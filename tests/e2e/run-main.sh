@@ -99,15 +99,7 @@ fi
 
 [ -x "$VMM_BIN" ] || die "no $VMM_BIN (run make)"
 guest/build.sh
-where=${RUN_WHERE:-}
-if [ -z "$where" ]; then
-	kvm_probe || exit 1
-	say "$probe_out"
-	case $probe_rc in
-	0) where=host ;;
-	*) where=testhost ;;
-	esac
-fi
+choose_where run "${RUN_WHERE:-}"
 case $where in
 host)
 	say "this host's KVM runs guests at hardware speed: the VM runs here"

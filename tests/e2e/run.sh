@@ -550,15 +550,7 @@ for t in "$@"; do
 	fi
 done
 if [ ${#guests[@]} -gt 0 ]; then
-	where=${E2E_WHERE:-}
-	if [ -z "$where" ]; then
-		kvm_probe || exit 1
-		say "$probe_out"
-		case $probe_rc in
-		0) where=host ;;
-		*) where=testhost ;;
-		esac
-	fi
+	choose_where e2e "${E2E_WHERE:-}"
 	case $where in
 	host)
 		say "running ${#guests[@]} guest tests on this host's KVM"
