@@ -32,6 +32,7 @@
 
 #include "blk/blk.h"
 #include "tests/support/driver.h"
+#include "tests/fuzz/fuzz.h"
 #include "tests/support/fakemem.h"
 
 #define FZ_RAM (512u << 10)
@@ -43,17 +44,6 @@
 #define FZ_TBL 8 /* indirect entries per head */
 #define FZ_CANARY 4096u
 #define FZ_WAIT_MS 5000
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                          \
-	do {                                                              \
-		if (!(c)) {                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n",     \
-				__FILE__, __LINE__, #c);                  \
-			abort();                                          \
-		}                                                         \
-	} while (0)
 
 struct fzd {
 	struct fakemem fm;

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "blk/req.h"
+#include "tests/fuzz/fuzz.h"
 #include "tests/support/fakemem.h"
 
 #define FZ_RAM (64u << 10)
@@ -36,17 +37,6 @@
 #define FZ_MAXSEG 16
 #define FZ_CANARY 0x5a
 #define FZ_WFILL 0xee
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(c)                                                          \
-	do {                                                              \
-		if (!(c)) {                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n",     \
-				__FILE__, __LINE__, #c);                  \
-			abort();                                          \
-		}                                                         \
-	} while (0)
 
 struct seg {
 	uint32_t len;
@@ -70,18 +60,6 @@ struct fz {
 
 static const uint8_t fz_canary[FZ_RAM] = { [0 ... FZ_RAM - 1] = FZ_CANARY };
 
-static struct fakemem *fz_mem(void)
-{
-	static struct fakemem fm;
-	static bool ready;
-
-	if (!ready) {
-		if (fakemem_create(&fm, 0x10000, FZ_RAM))
-			abort();
-		ready = true;
-	}
-	return &fm;
-}
 
 static size_t fz_limits(struct fz *f, const uint8_t *d)
 {
@@ -314,7 +292,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 5)
 		return 0;
-	f.fm = fz_mem();
+	f.fm = fz_mem_once(0x10000, FZ_RAM);
 	off = fz_limits(&f, data);
 	fz_segments(&f, data + off, size - off);
 	fz_layout(&f);

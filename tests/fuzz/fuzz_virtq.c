@@ -25,14 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fuzz/fuzz.h"
 #include "tests/support/fakemem.h"
 #include "virtio/virtq.h"
 
 #define FZ_RAM 8192u
 #define FZ_HDR 5
 #define FZ_MAX_IOV 64
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct fz {
 	struct fakemem *fm;
@@ -46,27 +45,6 @@ struct fz {
 	struct iovec iov[FZ_MAX_IOV];
 };
 
-#define CHECK(c)                                                          \
-	do {                                                              \
-		if (!(c)) {                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n",     \
-				__FILE__, __LINE__, #c);                  \
-			abort();                                          \
-		}                                                         \
-	} while (0)
-
-static struct fakemem *fz_mem(void)
-{
-	static struct fakemem fm;
-	static bool ready;
-
-	if (!ready) {
-		if (fakemem_create(&fm, 0, FZ_RAM))
-			abort();
-		ready = true;
-	}
-	return &fm;
-}
 
 /* Read every byte: a stray iovec faults on a guard page or trips ASan. */
 static void fz_touch(const struct iovec *v)
@@ -211,7 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < FZ_HDR)
 		return 0;
 	memset(&f, 0, sizeof(f));
-	f.fm = fz_mem();
+	f.fm = fz_mem_once(0, FZ_RAM);
 	f.size = (uint16_t)(1u << (data[0] % 9));
 	f.max_iov = fz_iovs[(data[1] >> 2) & 3];
 	f.two_step = data[1] & 16;
