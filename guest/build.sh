@@ -91,32 +91,22 @@ file_is_static() {
 # not compressed: under emulation the kernel would spend longer inflating
 # it than a VMM spends copying 8 MB).
 build_initrd() {
-	local ktree=$1 rel=$2 bb=$3 fio=$4 out=$5 t r a ko
+	local ktree=$1 rel=$2 bb=$3 fio=$4 out=$5 t r
 	t=$(tmp_near "$out")
 	r=$t/root
 	mkdir -p "$r"/{bin,sbin,dev,proc,sys,tmp,run,etc,jobs,root}
 	mkdir -p "$r/lib/modules/$rel"
-	cp "$bb" "$r/bin/busybox"
-	for a in $("$bb" --list); do
-		[ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
-	done
+	root_busybox "$bb" "$r"
 	cp "$fio" "$r/bin/fio"
 	cp "$INIT_SRC" "$r/init"
 	chmod 755 "$r/init"
 	cp "$JOBS_SRC"/*.fio "$r/jobs/"
 	# shellcheck disable=SC2086
-	mod_closure "$ktree/lib/modules/$rel" $GUEST_MODULES >"$t/modules" ||
+	root_modules "$ktree" "$rel" "$r" "$t/modules" $GUEST_MODULES ||
 		{ rm -rf "$t"; die "kernel $rel lacks a needed module"; }
-	while read -r ko; do
-		mkdir -p "$r/lib/modules/$rel/$(dirname "$ko")"
-		cp "$ktree/lib/modules/$rel/$ko" "$r/lib/modules/$rel/$ko"
-		printf '/lib/modules/%s/%s\n' "$rel" "$ko"
-	done <"$t/modules" >"$r/etc/modules.load"
 	printf '%s\n' "$rel" >"$r/etc/kernel-release"
 	cat "$GCACHE/fio.version" >"$r/etc/fio-version" 2>/dev/null || true
-	(cd "$r" && find . -mindepth 1 | LC_ALL=C sort |
-		cpio -o -H newc -R 0:0 --reproducible --quiet) >"$t/initrd.img" ||
-		{ rm -rf "$t"; die "cpio failed"; }
+	root_cpio "$r" "$t/initrd.img" || { rm -rf "$t"; die "cpio failed"; }
 	mv "$t/initrd.img" "$out"
 	cp "$t/modules" "$GBUILD/modules.load"
 	rm -rf "$t"

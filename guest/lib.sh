@@ -202,6 +202,37 @@ busybox_bin() {
 	printf '%s\n' "$out"
 }
 
+# root_busybox BUSYBOX ROOT: busybox in ROOT/bin with a link per applet.
+root_busybox() {
+	local a
+	cp "$1" "$2/bin/busybox"
+	for a in $("$1" --list); do
+		[ "$a" = busybox ] || ln -s busybox "$2/bin/$a"
+	done
+}
+
+# root_modules KTREE REL ROOT LIST MOD...: MODs and what they depend on
+# from the kernel tree into ROOT/lib/modules/REL, their paths in insmod
+# order in ROOT/etc/modules.load and (relative) in LIST; 1 if one is
+# missing.
+root_modules() {
+	local ktree=$1 rel=$2 root=$3 list=$4 ko
+	shift 4
+	mod_closure "$ktree/lib/modules/$rel" "$@" >"$list" || return 1
+	while read -r ko; do
+		mkdir -p "$root/lib/modules/$rel/$(dirname "$ko")"
+		cp "$ktree/lib/modules/$rel/$ko" "$root/lib/modules/$rel/$ko"
+		printf '/lib/modules/%s/%s\n' "$rel" "$ko"
+	done <"$list" >"$root/etc/modules.load"
+}
+
+# root_cpio ROOT OUT: ROOT as an uncompressed newc cpio, byte for byte the
+# same for the same tree.
+root_cpio() {
+	(cd "$1" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio -o -H newc -R 0:0 --reproducible --quiet) >"$2"
+}
+
 # mod_closure MODDIR MOD...: print the .ko paths (relative to MODDIR, which
 # is lib/modules/<rel>) of MODs and of everything they depend on,
 # dependencies first, each once: the order to insmod them in.  Names may use

@@ -21,23 +21,13 @@ if [ "$newest" != "$OUT" ] || [ "$(cat "$TBUILD/kernel-release" 2>/dev/null)" !=
 	t=$(tmp_near "$OUT")
 	r=$t/root
 	mkdir -p "$r"/{bin,dev,proc,sys,etc,host} "$r/lib/modules/$rel"
-	cp "$bb" "$r/bin/busybox"
-	for a in $("$bb" --list); do
-		[ "$a" = busybox ] || ln -s busybox "$r/bin/$a"
-	done
+	root_busybox "$bb" "$r"
 	cp "$REPO/tests/testhost/init" "$r/init"
 	chmod 755 "$r/init"
 	# shellcheck disable=SC2086
-	mod_closure "$ktree/lib/modules/$rel" $MODULES >"$t/modules" ||
+	root_modules "$ktree" "$rel" "$r" "$t/modules" $MODULES ||
 		{ rm -rf "$t"; die "kernel $rel lacks a needed module"; }
-	while read -r ko; do
-		mkdir -p "$r/lib/modules/$rel/$(dirname "$ko")"
-		cp "$ktree/lib/modules/$rel/$ko" "$r/lib/modules/$rel/$ko"
-		printf '/lib/modules/%s/%s\n' "$rel" "$ko"
-	done <"$t/modules" >"$r/etc/modules.load"
-	(cd "$r" && find . -mindepth 1 | LC_ALL=C sort |
-		cpio -o -H newc -R 0:0 --reproducible --quiet) >"$t/initramfs.img" ||
-		{ rm -rf "$t"; die "cpio failed"; }
+	root_cpio "$r" "$t/initramfs.img" || { rm -rf "$t"; die "cpio failed"; }
 	mv "$t/initramfs.img" "$OUT"
 	printf '%s\n' "$rel" >"$TBUILD/kernel-release"
 	rm -rf "$t"
