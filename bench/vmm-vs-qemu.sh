@@ -50,8 +50,12 @@ vmm_cmd_vmmbatch() { VMM_DISK_OPTS=,batch=on vmm_cmd_vmm "$@"; }
 # its 2 queues from one iothread (the guest then has 1 queue).
 vmm_cmd_vmmq1() { QUEUES=1 vmm_cmd_vmm "$@"; }
 # vmmnopoll: our VMM with poll=0 (an idle iothread sleeps at once).
-# vmmalt: our VMM from another build (BENCH_ALT_VMM_BIN), for experiments.
-vmm_cmd_vmmalt() { VMM_BIN=${BENCH_ALT_VMM_BIN:?} vmm_cmd_vmm "$@"; }
+# vmmalt: for experiments, our VMM from another build (BENCH_ALT_VMM_BIN)
+# and/or with more disk options (BENCH_ALT_DISK_OPTS, e.g. ",poll=200").
+vmm_cmd_vmmalt() {
+	VMM_BIN=${BENCH_ALT_VMM_BIN:-$VMM_BIN} \
+		VMM_DISK_OPTS=${BENCH_ALT_DISK_OPTS:-} vmm_cmd_vmm "$@"
+}
 vmm_cmd_vmmnopoll() { VMM_DISK_OPTS=,poll=0 vmm_cmd_vmm "$@"; }
 
 # vmms_for JOB: the VMMs to run JOB under: vmm, qemu, then the
