@@ -84,6 +84,7 @@ static uint8_t serial_read(struct serial *s, unsigned int reg)
 		v = s->rx[s->rx_head];
 		s->rx_head = (s->rx_head + 1) % SERIAL_FIFO;
 		s->rx_n--;
+		s->rx_reads++;
 		return v;
 	case UART_IER:
 		return (s->lcr & UART_LCR_DLAB) ? s->dlm : s->ier;
@@ -168,6 +169,22 @@ unsigned int serial_rx(struct serial *s, const uint8_t *buf, unsigned int n)
 	serial_update_irq(s);
 	pthread_mutex_unlock(&s->lock);
 	return k;
+}
+
+bool serial_rx_stuck(struct serial *s)
+{
+	bool waiting;
+
+	pthread_mutex_lock(&s->lock);
+	waiting = s->rx_n > 0;
+	if (waiting && s->rx_reads == s->rx_seen && s->level && s->irq &&
+	    (s->ier & UART_IER_RDI)) {
+		s->irq(s->irq_opaque, 0);
+		s->irq(s->irq_opaque, 1);
+	}
+	s->rx_seen = s->rx_reads;
+	pthread_mutex_unlock(&s->lock);
+	return waiting;
 }
 
 int serial_init(struct serial *s, int out_fd,

@@ -18,6 +18,8 @@ struct serial {
 	bool thri;           /* THR-empty interrupt pending */
 	uint8_t rx[SERIAL_FIFO];
 	unsigned int rx_head, rx_n;
+	unsigned int rx_reads;  /* bytes the guest has read, ever (wraps) */
+	unsigned int rx_seen;   /* rx_reads at the last serial_rx_stuck() */
 	int level;           /* IRQ line as last set */
 	void (*irq)(void *opaque, int level);
 	void *irq_opaque;
@@ -42,6 +44,12 @@ void serial_io(void *opaque, uint64_t port, uint8_t *data, unsigned int size,
 /* Bytes from the host side (tests, input thread).  Returns how many fit:
  * none while input is held (see serial_start_input). */
 unsigned int serial_rx(struct serial *s, const uint8_t *buf, unsigned int n);
+/* Called now and then while input waits: if received bytes have not been
+ * read since the last call although the receive interrupt is on, the
+ * guest missed its edge (ISA IRQ 4 is edge-triggered; lost edges were
+ * seen under the test host's nested emulation), so lower and raise the
+ * line again.  Returns true while received bytes wait in the FIFO. */
+bool serial_rx_stuck(struct serial *s);
 /* Start the input thread reading in_fd; with escape (a terminal), Ctrl-A x
  * calls quit.  Without escape (a pipe or a file), input is held until the
  * guest enables the receive interrupt: Linux clears the receive FIFO while

@@ -9,6 +9,7 @@
 
 #define CTRL_A 0x01
 #define FULL_POLL_MS 5
+#define STUCK_POLL_MS 250 /* look at unread input this often */
 
 /* Filter the escape; returns the bytes to deliver in out[]. */
 static unsigned int serial_escape(struct serial *s, const uint8_t *in,
@@ -62,13 +63,19 @@ static void *serial_input_main(void *arg)
 			       { .fd = s->in_fd, .events = POLLIN } };
 	uint8_t buf[SERIAL_FIFO], out[2 * SERIAL_FIFO];
 	unsigned int nfds = 2;
+	bool waiting = false;
 
 	for (;;) {
 		bool quit = false;
 		ssize_t r;
+		int n = poll(p, nfds, waiting ? STUCK_POLL_MS : -1);
 
-		if (poll(p, nfds, -1) < 0 && errno != EINTR)
+		if (n < 0 && errno != EINTR)
 			break;
+		if (n == 0) {
+			waiting = serial_rx_stuck(s);
+			continue;
+		}
 		if (p[0].revents)
 			break;
 		if (nfds < 2 || !p[1].revents)
@@ -83,6 +90,7 @@ static void *serial_input_main(void *arg)
 		r = serial_escape(s, buf, (unsigned int)r, out, &quit);
 		if (!serial_deliver(s, out, (unsigned int)r))
 			break;
+		waiting = true;
 		if (quit && s->quit)
 			s->quit(s->quit_opaque);
 	}

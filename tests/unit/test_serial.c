@@ -155,6 +155,38 @@ static void test_rx_fifo_and_irq(void **state)
 	assert_false(in8(c, UART_LSR) & UART_LSR_DR);
 }
 
+/* Received bytes nobody reads while the receive interrupt is on: the line
+ * is pulsed (low, high) again, once per check without a read between. */
+static void test_rx_stuck_retrigger(void **state)
+{
+	struct ctx *c = *state;
+	int irqs;
+
+	out8(c, UART_IER, UART_IER_RDI);
+	assert_int_equal(serial_rx(&c->s, (const uint8_t *)"ab", 2), 2);
+	assert_int_equal(c->level, 1);
+	irqs = c->irqs;
+	assert_true(serial_rx_stuck(&c->s));      /* nothing read: pulse */
+	assert_int_equal(c->irqs, irqs + 2);
+	assert_int_equal(c->level, 1);
+	assert_int_equal(in8(c, UART_RX), 'a');
+	irqs = c->irqs;
+	assert_true(serial_rx_stuck(&c->s));      /* a read since: none */
+	assert_int_equal(c->irqs, irqs);
+	assert_true(serial_rx_stuck(&c->s));      /* none since: pulse */
+	assert_int_equal(c->irqs, irqs + 2);
+	out8(c, UART_IER, 0);                     /* interrupt off: none */
+	irqs = c->irqs;
+	assert_true(serial_rx_stuck(&c->s));
+	assert_int_equal(c->irqs, irqs);
+	out8(c, UART_IER, UART_IER_RDI);
+	assert_int_equal(in8(c, UART_RX), 'b');
+	assert_int_equal(c->level, 0);
+	irqs = c->irqs;
+	assert_false(serial_rx_stuck(&c->s));     /* all read */
+	assert_int_equal(c->irqs, irqs);
+}
+
 static void test_escape(void **state)
 {
 	struct ctx *c = *state;
@@ -229,6 +261,7 @@ int main(int argc, char **argv)
 		T(test_ier_mask),
 		T(test_thri_semantics),
 		T(test_rx_fifo_and_irq),
+		T(test_rx_stuck_retrigger),
 		T(test_escape),
 		T(test_i8042),
 #undef T
