@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "blk/backend.h"
+#include "blk/fifo.h"
 #include "blk/blk.h"
 
 #define PUNCH (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)
@@ -65,9 +66,8 @@ struct blk_bq {
 	unsigned int inflight;
 	bool need_kick;    /* SQEs prepped outside submit() */
 	bool sync_rw;      /* b->sync_rw */
-	/* Requests finished in submit(), oldest first (sync_rw only). */
-	unsigned int fifo_head, fifo_count;
-	struct blk_req *fifo[];
+	struct blk_fifo done; /* finished in submit() (sync_rw only) */
+	struct blk_req *slot[];
 };
 
 static int __attribute__((format(printf, 4, 5)))
@@ -404,11 +404,13 @@ static int file_queue_open(struct blk_backend *b,
 	while (entries < p->depth)
 		entries <<= 1;
 	q = calloc(1, sizeof(*q) + (b->sync_rw ? p->depth : 0) *
-					   sizeof(q->fifo[0]));
+					   sizeof(q->slot[0]));
 	if (!q)
 		return -ENOMEM;
 	q->b = b;
 	q->sync_rw = b->sync_rw;
+	q->done = (struct blk_fifo){ .size = b->sync_rw ? p->depth : 0,
+				     .slot = q->slot };
 	q->depth = p->depth;
 	q->wflags = p->write_through ? RWF_DSYNC : 0;
 	q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -547,22 +549,17 @@ static int file_submit(struct blk_bq *q, struct blk_req *r)
 		r->len <= q->b->size - (r->sector << BLK_SECTOR_SHIFT)));
 	if (q->inflight >= q->depth)
 		return -EAGAIN;
+	r->done = 0;
 	if (q->sync_rw && (r->type == VIRTIO_BLK_T_IN ||
 			   r->type == VIRTIO_BLK_T_OUT)) {
-		unsigned int tail = q->fifo_head + q->fifo_count;
-
-		r->done = 0;
 		r->result = sync_rw(q, r);
-		q->fifo[tail < q->depth ? tail : tail - q->depth] = r;
-		q->fifo_count++;
-		q->inflight++;
-		return 0;
+		blk_fifo_push(&q->done, r);
+	} else {
+		sqe = io_uring_get_sqe(&q->ring);
+		if (!sqe)
+			return -EAGAIN;
+		req_prep(q, sqe, r);
 	}
-	sqe = io_uring_get_sqe(&q->ring);
-	if (!sqe)
-		return -EAGAIN;
-	r->done = 0;
-	req_prep(q, sqe, r);
 	q->inflight++;
 	return 0;
 }
@@ -648,28 +645,13 @@ static bool req_complete(struct blk_bq *q, struct blk_req *r, int res)
 	}
 }
 
-/* Requests finished in submit(), oldest first. */
-static unsigned int fifo_reap(struct blk_bq *q, struct blk_req **done,
-			      unsigned int max)
-{
-	unsigned int n = q->fifo_count < max ? q->fifo_count : max;
-
-	for (unsigned int i = 0; i < n; i++) {
-		done[i] = q->fifo[q->fifo_head];
-		if (++q->fifo_head == q->depth)
-			q->fifo_head = 0;
-	}
-	q->fifo_count -= n;
-	q->inflight -= n;
-	return n;
-}
-
 static unsigned int file_reap(struct blk_bq *q, struct blk_req **done,
 			      unsigned int max)
 {
 	struct io_uring_cqe *cqe;
-	unsigned int head, seen = 0, n = fifo_reap(q, done, max);
+	unsigned int head, seen = 0, n = blk_fifo_pop(&q->done, done, max);
 
+	q->inflight -= n;
 	/* Completions may wait as task work (COOP_TASKRUN) until we enter
 	 * the kernel: do so only when the ring is empty and they do. */
 	if (!io_uring_cq_ready(&q->ring) &&
@@ -711,7 +693,7 @@ static void file_queue_close(struct blk_bq *q)
 	while (q->inflight) {
 		/* Also pushes anything prepped and not yet submitted.  Waits
 		 * only when something is in the ring, not just in the FIFO. */
-		int ret = q->inflight > q->fifo_count
+		int ret = q->inflight > q->done.count
 				  ? io_uring_submit_and_wait(&q->ring, 1)
 				  : 0;
 

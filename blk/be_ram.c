@@ -16,6 +16,7 @@
 
 #include "blk/backend.h"
 #include "blk/blk.h"
+#include "blk/fifo.h"
 
 /* Zeroing at least this much gives whole pages back with madvise()
  * instead of writing zeroes over them. */
@@ -29,10 +30,8 @@ struct blk_backend {
 
 struct blk_bq {
 	const struct blk_backend *b;
-	unsigned int depth;
-	unsigned int head;  /* oldest finished request */
-	unsigned int count; /* finished, not yet reaped */
-	struct blk_req *done[];
+	struct blk_fifo done; /* finished, not yet reaped */
+	struct blk_req *slot[];
 };
 
 static int ram_open(const struct blk_opts *o, struct blk_backend **out,
@@ -94,11 +93,11 @@ static int ram_queue_open(struct blk_backend *b,
 
 	if (!p->depth || p->depth > 65536)
 		return -EINVAL;
-	q = calloc(1, sizeof(*q) + p->depth * sizeof(q->done[0]));
+	q = calloc(1, sizeof(*q) + p->depth * sizeof(q->slot[0]));
 	if (!q)
 		return -ENOMEM;
 	q->b = b;
-	q->depth = p->depth;
+	q->done = (struct blk_fifo){ .size = p->depth, .slot = q->slot };
 	*out = q;
 	return 0;
 }
@@ -154,9 +153,8 @@ static void ram_zero(const struct blk_backend *b, uint64_t off, uint64_t len)
 static int ram_submit(struct blk_bq *q, struct blk_req *r)
 {
 	const struct blk_backend *b = q->b;
-	unsigned int tail;
 
-	if (q->count >= q->depth)
+	if (q->done.count >= q->done.size)
 		return -EAGAIN;
 	/* Host invariant: blk_req_parse() checked the range. */
 	assert(r->type == VIRTIO_BLK_T_FLUSH ||
@@ -182,11 +180,7 @@ static int ram_submit(struct blk_bq *q, struct blk_req *r)
 		break;
 	}
 	r->done = r->len;
-	tail = q->head + q->count;
-	if (tail >= q->depth)
-		tail -= q->depth;
-	q->done[tail] = r;
-	q->count++;
+	blk_fifo_push(&q->done, r);
 	return 0;
 }
 
@@ -198,15 +192,7 @@ static void ram_kick(struct blk_bq *q)
 static unsigned int ram_reap(struct blk_bq *q, struct blk_req **done,
 			     unsigned int max)
 {
-	unsigned int n = q->count < max ? q->count : max;
-
-	for (unsigned int i = 0; i < n; i++) {
-		done[i] = q->done[q->head];
-		if (++q->head == q->depth)
-			q->head = 0;
-	}
-	q->count -= n;
-	return n;
+	return blk_fifo_pop(&q->done, done, max);
 }
 
 static int ram_wait_fd(struct blk_bq *q)
@@ -217,7 +203,7 @@ static int ram_wait_fd(struct blk_bq *q)
 
 static unsigned int ram_inflight(struct blk_bq *q)
 {
-	return q->count;
+	return q->done.count;
 }
 
 const struct blk_backend_ops blk_backend_ram = {
