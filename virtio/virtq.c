@@ -292,6 +292,12 @@ bool virtq_need_notify(struct virtq *vq)
 	return need;
 }
 
+bool virtq_avail_pending(const struct virtq *vq)
+{
+	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) !=
+	       vq->last_avail;
+}
+
 bool virtq_enable_kick(struct virtq *vq)
 {
 	if (vq->event_idx)
@@ -302,14 +308,7 @@ bool virtq_enable_kick(struct virtq *vq)
 	/* Full fence: our avail_event / flags store before the avail->idx
 	 * reload, so a driver that missed it sees our request for a kick. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) !=
-	       vq->last_avail;
-}
-
-bool virtq_avail_pending(const struct virtq *vq)
-{
-	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) !=
-	       vq->last_avail;
+	return virtq_avail_pending(vq);
 }
 
 void virtq_disable_kick(struct virtq *vq)
