@@ -157,15 +157,15 @@ static void blk_cpu_relax(void)
 #endif
 }
 
-/* Idle: watch the avail ring and reap the backend for up to poll_ns,
- * kicks still off.  true: there is work (completions already pushed). */
-static bool blk_queue_poll(struct blk_queue *q)
+/* Idle since t0: watch the avail ring and reap the backend until
+ * t0 + poll_ns, kicks still off.  true: there is work (completions
+ * already pushed). */
+static bool blk_queue_poll(struct blk_queue *q, uint64_t t0)
 {
-	uint64_t end;
+	uint64_t end = t0 + q->poll_ns;
 
 	if (!q->poll_ns || q->vq.broken)
 		return false;
-	end = blk_now_ns() + q->poll_ns;
 	do {
 		if (!q->backend_full && virtq_avail_pending(&q->vq))
 			return true;
@@ -227,7 +227,7 @@ static void blk_queue_loop(struct blk_queue *q)
 		if (n)
 			continue;
 		t0 = q->poll_max_ns ? blk_now_ns() : 0;
-		if (blk_queue_poll(q))
+		if (blk_queue_poll(q, t0))
 			continue;
 		/* Idle: ask for a kick, then look once more before sleeping. */
 		if (!q->vq.broken && !q->backend_full &&
