@@ -39,25 +39,16 @@ static int blk_opt_err(char *msg, unsigned int msglen, const char *what,
 	return -EINVAL;
 }
 
-static int blk_opt_queues(const char *v, struct blk_opts *o)
+/* A decimal number from lo to hi, digits only, into *out. */
+static int blk_opt_uint(const char *v, unsigned long lo, unsigned long hi,
+			unsigned int *out)
 {
 	char *end;
 	unsigned long n = strtoul(v, &end, 10);
 
-	if (*v < '0' || *v > '9' || *end || !n || n > BLK_MAX_QUEUES)
+	if (*v < '0' || *v > '9' || *end || n < lo || n > hi)
 		return -EINVAL;
-	o->queues = (unsigned int)n;
-	return 0;
-}
-
-static int blk_opt_poll(const char *v, struct blk_opts *o)
-{
-	char *end;
-	unsigned long n = strtoul(v, &end, 10);
-
-	if (*v < '0' || *v > '9' || *end || n > BLK_POLL_US_MAX)
-		return -EINVAL;
-	o->poll_us = (unsigned int)n;
+	*out = (unsigned int)n;
 	return 0;
 }
 
@@ -76,9 +67,9 @@ static int blk_opt_one(char *opt, struct blk_opts *o, bool ram)
 	else if (!strcmp(opt, "batch") && v && !strcmp(v, "off"))
 		o->batch = false;
 	else if (!strcmp(opt, "queues") && v)
-		return blk_opt_queues(v, o);
+		return blk_opt_uint(v, 1, BLK_MAX_QUEUES, &o->queues);
 	else if (!strcmp(opt, "poll") && v)
-		return blk_opt_poll(v, o);
+		return blk_opt_uint(v, 0, BLK_POLL_US_MAX, &o->poll_us);
 	else if (!strcmp(opt, "serial") && v && *v && strlen(v) <= BLK_ID_BYTES)
 		strcpy(o->serial, v);
 	else
