@@ -176,6 +176,16 @@ static void assert_canaries(struct rq *t)
 	}
 }
 
+/* The device never writes a readable (driver-to-device) byte, whatever
+ * the request: the status byte included. */
+static void assert_readable_untouched(struct rq *t)
+{
+	for (uint64_t i = 0; i < t->out_n; i++)
+		if (*t->rmap[i] != t->out[i])
+			fail_msg("readable byte %llu changed",
+				 (unsigned long long)i);
+}
+
 static enum blk_parse rq_parse(struct rq *t, const struct layout *lo)
 {
 	enum blk_parse ret;
@@ -184,6 +194,7 @@ static enum blk_parse rq_parse(struct rq *t, const struct layout *lo)
 	ret = blk_req_parse(&t->l, &t->e, &t->r);
 	assert_int_equal(t->r.head, 77);
 	assert_canaries(t);
+	assert_readable_untouched(t);
 	return ret;
 }
 
