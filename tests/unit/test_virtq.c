@@ -891,11 +891,19 @@ static void test_publish_idempotent(void **state)
 	struct vqt *t = *state;
 
 	vqt_rings(t, 8, false, false, 7);
+	/* Nothing pushed: publish stores nothing (a stand-in value in the
+	 * ring shows whether it did). */
+	t->drv.used->idx = 42;
 	virtq_publish(&t->vq);
-	assert_int_equal(t->drv.used->idx, 7);
+	assert_int_equal(t->drv.used->idx, 42);
+	t->drv.used->idx = 7;
 	assert_true(complete_n(t, 1));
+	/* Again with nothing new: no store, and nothing new to signal. */
+	t->drv.used->idx = 42;
 	virtq_publish(&t->vq);
-	assert_int_equal(t->drv.used->idx, 8);
+	assert_int_equal(t->drv.used->idx, 42);
+	assert_false(virtq_need_notify(&t->vq));
+	t->drv.used->idx = 8;
 }
 
 /* --- kicks ---------------------------------------------------------------- */
