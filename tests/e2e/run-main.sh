@@ -48,16 +48,15 @@ show_cmd() {
 	echo "${out# }"
 }
 
-# main_boot JOB: boot with fio=JOB; in the test host up to 3 tries, as
-# the e2e tests (its emulation kills or hangs a 2-vCPU guest now and then:
-# guest/README.md, known problems).
+# main_boot JOB: boot with fio=JOB; in the test host up to $TESTHOST_TRIES
+# tries, as the e2e tests (tests/e2e/lib.sh).
 main_boot() {
 	local job=$1 try=1
 	while ! fio_boot "$job" "$job" "ram:64M,serial=sys" "$DISK,serial=data" \
 		>"$E2E_OUT/$job.check" 2>&1; do
 		say "fio $job failed (try $try):"
 		sed 's/^/  /' "$E2E_OUT/$job.check" >&2
-		[ -n "${TESTHOST:-}" ] && [ $try -lt 3 ] || return 1
+		[ -n "${TESTHOST:-}" ] && [ $try -lt $TESTHOST_TRIES ] || return 1
 		try=$((try + 1))
 		say "fio $job: trying again (the test host's emulation, not the VMM, is the usual cause)"
 	done

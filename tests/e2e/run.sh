@@ -221,19 +221,8 @@ run_cmd() {
 	local t=$1 cmd=$2 log=$E2E_OUT/$1.log vrc=0
 	shift 2
 	boot "$t" "run64=$(printf '%s' "$cmd" | base64 -w0)" "$@" || vrc=$?
-	sed -n '/^=== RUN BEGIN ===$/,/^=== RUN END rc=/p' "$log" | sed '1d;$d' \
-		>"$E2E_OUT/$t.out"
-	rc=$(sed -n 's/^=== RUN END rc=\([0-9]*\) ===$/\1/p' "$log" | tail -n 1)
-	if [ "$vrc" != 0 ]; then
-		echo "the VMM failed: $(boot_status_text "$vrc")"
-		show_fail "$t"
-		return 1
-	fi
-	if [ -z "$rc" ]; then
-		echo "no RUN END marker"
-		show_fail "$t"
-		return 1
-	fi
+	rc=$(marker_block "$log" "=== RUN BEGIN ===" "=== RUN END" "$E2E_OUT/$t.out")
+	boot_ended "$t" "$vrc" "$rc" "RUN END marker"
 }
 
 # The guest sees its vda read-only, a write to it fails, reading works,
@@ -411,7 +400,7 @@ run_test() {
 }
 
 # run_one VMM:NAME: run it, print its result and details.  In the test
-# host a failed test runs again, up to 4 tries in all, and every failed
+# host a failed test runs again, up to $TESTHOST_TRIES tries, and every failed
 # try is shown: its emulation of AMD-V kills guests now and then, under
 # QEMU too (triple or double faults at entry_SYSCALL_64; under QEMU the
 # VM just ends without a word), or stops a vCPU (RCU stalls from then on,
@@ -421,14 +410,14 @@ run_one() {
 	local t=$1 t0 out fails= rc=0 try=1 note=
 	t0=$(date +%s)
 	out=$(run_test "$t" 2>&1) || rc=$?
-	while [ $rc != 0 ] && [ -n "${TESTHOST:-}" ] && [ $try -lt 4 ]; do
+	while [ $rc != 0 ] && [ -n "${TESTHOST:-}" ] && [ $try -lt $TESTHOST_TRIES ]; do
 		try=$((try + 1))
 		fails="$fails
 try $((try - 1)) failed (in the test host):
 $out"
 		rc=0
 		out=$(run_test "$t" 2>&1) || rc=$?
-		note=", try $try of 4"
+		note=", try $try of $TESTHOST_TRIES"
 	done
 	if [ $rc = 0 ]; then
 		result "PASS $t ($(($(date +%s) - t0))s$note)"
@@ -499,10 +488,8 @@ no_result() {
 # TEST that has no result (the test host died); status 0 if all passed.
 tally() {
 	local t pass fail
-	for t in "$@"; do
-		[ "$t" = args ] && continue
-		grep -qE "^(PASS|FAIL) $t( |\$)" "$RESULTS" 2>/dev/null ||
-			result "FAIL $t (no result: the run ended before it)"
+	for t in $(no_result "$@"); do
+		[ "$t" = args ] || result "FAIL $t (no result: the run ended before it)"
 	done
 	pass=$(grep -c '^PASS ' "$RESULTS" || true)
 	fail=$(grep -c '^FAIL ' "$RESULTS" || true)
