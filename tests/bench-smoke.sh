@@ -33,6 +33,7 @@ fi
 
 # 2. Bad input: one clear error, status 2, nothing run.
 rc=0
+rm -rf "$OUT-bad"
 err=$(bench/vmbench -c nosuch -o "$OUT-bad" 2>&1) || rc=$?
 if [ "$rc" = 2 ] && [ ! -e "$OUT-bad" ] && printf '%s' "$err" | grep -q 'bad configuration'; then
 	ok "bad configuration refused"
