@@ -26,6 +26,7 @@ struct blk_dev {
 	unsigned int running; /* queues started */
 	struct blk_queue q[BLK_MAX_QUEUES];
 	struct blk_stats stats; /* totals of stopped queues */
+	struct lat_queue lat[BLK_MAX_QUEUES]; /* per queue, stopped runs */
 };
 
 int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
@@ -38,6 +39,7 @@ int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
 		return -ENOMEM;
 	d->opts = *o;
 	d->nq = o->queues ? o->queues : 1;
+	lat_clock_init();
 	if (d->nq > BLK_MAX_QUEUES) {
 		snprintf(msg, msglen, "at most %u queues per disk",
 			 BLK_MAX_QUEUES);
@@ -130,6 +132,8 @@ static void blk_queue_free(struct blk_queue *q)
 	q->reqs = NULL;
 	q->iovs = NULL;
 	q->done = NULL;
+	free(q->unpublished);
+	q->unpublished = NULL;
 	if (q->stop_fd >= 0)
 		close(q->stop_fd);
 	q->stop_fd = -1;
@@ -145,6 +149,7 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 
 	if (ret)
 		return ret;
+	q->index = (unsigned int)(q - d->q);
 	q->limits = &d->limits;
 	q->ops = d->ops;
 	q->backend = d->backend;
@@ -158,11 +163,15 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	q->reset_opaque = d->reset_opaque;
 	q->io_errors = 0;
 	q->pushed = false;
+	memset(&q->lat, 0, sizeof(q->lat));
 	q->reqs = calloc(c->size, sizeof(*q->reqs));
 	q->iovs = calloc((size_t)c->size * BLK_REQ_MAX_IOV, sizeof(*q->iovs));
 	q->done = calloc(c->size, sizeof(*q->done));
+	q->unpublished = calloc(c->size, sizeof(*q->unpublished));
+	q->n_unpublished = 0;
 	q->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (!q->reqs || !q->iovs || !q->done || q->stop_fd < 0) {
+	if (!q->reqs || !q->iovs || !q->done || !q->unpublished ||
+	    q->stop_fd < 0) {
 		blk_queue_free(q);
 		return -ENOMEM;
 	}
@@ -208,6 +217,8 @@ void blk_dev_stop(struct blk_dev *d)
 	for (unsigned int i = 0; i < d->running; i++) {
 		blk_queue_stop(&d->q[i]);
 		blk_stats_add(&d->stats, &d->q[i]);
+		for (unsigned int st = 0; st < LAT_STAGES; st++)
+			lat_merge(&d->lat[i].stage[st], &d->q[i].lat.stage[st]);
 		blk_queue_free(&d->q[i]);
 	}
 	d->running = 0;
@@ -216,4 +227,10 @@ void blk_dev_stop(struct blk_dev *d)
 void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s)
 {
 	*s = d->stats;
+}
+
+const struct lat_queue *blk_dev_latency(const struct blk_dev *d,
+					unsigned int q)
+{
+	return q < d->nq ? &d->lat[q] : NULL;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "blk/backend.h"
+#include "blk/latency.h"
 #include "virtio/gmem.h"
 
 #define BLK_MAX_QUEUES 16
@@ -74,5 +75,9 @@ void blk_dev_stop(struct blk_dev *d);
 
 /* Totals over queues stopped so far (read after blk_dev_stop). */
 void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s);
+/* Queue q's latency breakdown over its stopped runs (read after
+ * blk_dev_stop); NULL if there is no such queue. */
+const struct lat_queue *blk_dev_latency(const struct blk_dev *d,
+					unsigned int q);
 
 #endif

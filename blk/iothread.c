@@ -12,7 +12,9 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,10 +40,17 @@ static void blk_fd_clear(int fd)
 /* Publish what was pushed and interrupt the driver if it wants one. */
 static void blk_queue_flush_used(struct blk_queue *q)
 {
+	uint64_t t;
+
 	if (!q->pushed)
 		return;
 	q->pushed = false;
 	virtq_publish(&q->vq);
+	t = lat_now();
+	for (unsigned int i = 0; i < q->n_unpublished; i++)
+		lat_add(&q->lat.stage[LAT_PUBLISH],
+			t - q->unpublished[i]->t_done);
+	q->n_unpublished = 0;
 	if (virtq_need_notify(&q->vq))
 		blk_fd_signal(q->call_fd);
 }
@@ -58,17 +67,29 @@ static void blk_queue_complete(struct blk_queue *q, uint16_t head,
 static unsigned int blk_queue_reap(struct blk_queue *q)
 {
 	unsigned int n, total = 0;
+	uint64_t t;
 
 	do {
 		n = q->ops->reap(q->bq, q->done, q->vq.size);
+		if (!n)
+			break;
+		t = lat_now();
 		for (unsigned int i = 0; i < n; i++) {
 			struct blk_req *r = q->done[i];
 
 			if (r->result == VIRTIO_BLK_S_IOERR)
 				q->io_errors++;
-			blk_queue_complete(q, r->head,
-					   blk_req_finish(r, r->result));
+			lat_add(&q->lat.stage[LAT_BACKEND], t - r->t_submit);
+			r->t_done = t;
+			q->unpublished[q->n_unpublished++] = r;
+			virtq_push(&q->vq, r->head,
+				   blk_req_finish(r, r->result));
+			q->pushed = true;
 		}
+		/* What one reap delivered is published together, then one
+		 * notification decision: nothing waited for it. */
+		if (!q->batch)
+			blk_queue_flush_used(q);
 		total += n;
 	} while (n == q->vq.size);
 	return total;
@@ -80,12 +101,14 @@ static int blk_queue_one(struct blk_queue *q)
 {
 	struct virtq_elem e;
 	struct blk_req *r;
+	uint64_t t_pop;
 	uint16_t head;
 	int ret;
 
 	ret = virtq_next_head(&q->vq, &head);
 	if (ret <= 0)
 		return ret;
+	t_pop = lat_now();
 	ret = virtq_read_chain(&q->vq, head, &e,
 			       q->iovs + (size_t)head * BLK_REQ_MAX_IOV,
 			       BLK_REQ_MAX_IOV);
@@ -105,6 +128,7 @@ static int blk_queue_one(struct blk_queue *q)
 	case BLK_PARSE_SUBMIT:
 		break;
 	}
+	r->t_submit = lat_now();
 	ret = q->ops->submit(q->bq, r);
 	if (ret == -EAGAIN) {
 		/* Backend full: leave the chain in the ring until a reap. */
@@ -117,6 +141,7 @@ static int blk_queue_one(struct blk_queue *q)
 		blk_queue_complete(q, head, blk_req_finish(r, VIRTIO_BLK_S_IOERR));
 		return 1;
 	}
+	lat_add(&q->lat.stage[LAT_SUBMIT], r->t_submit - t_pop);
 	if (!q->batch)
 		q->ops->kick(q->bq);
 	return 1;
@@ -255,6 +280,7 @@ static void blk_queue_drain_inflight(struct blk_queue *q)
 	blk_queue_reap(q);
 	q->batch = true; /* publish once, no interrupt: the driver is resetting */
 	q->pushed = false;
+	q->n_unpublished = 0;
 	virtq_publish(&q->vq);
 }
 
@@ -270,8 +296,24 @@ static void blk_queue_started(struct blk_queue *q, int err)
 static void *blk_queue_thread(void *arg)
 {
 	struct blk_queue *q = arg;
+	struct sched_param sp = { 0 };
+	char name[16];
+	int ret;
+
+	snprintf(name, sizeof(name), "iothread-q%u", q->index);
+	pthread_setname_np(pthread_self(), name);
+	/* SCHED_BATCH: a kick that wakes this thread does not preempt the
+	 * vCPU that sent it.  Where a CPU is idle the thread runs at once, as
+	 * before; where every CPU is busy (vCPUs and iothreads outnumber the
+	 * host's CPUs) the vCPU keeps running until the scheduler's next
+	 * decision instead of being switched out for every request: measured
+	 * in the test host (bench/RESULTS.md), preempting it cost one kick,
+	 * one interrupt and one iothread wake-up per request.  Nothing in the
+	 * device waits: each request is still served as soon as this thread
+	 * runs and each completion published at once. */
+	pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
 	/* The backend queue (an io_uring) belongs to this thread. */
-	int ret = q->ops->queue_open(q->backend, &q->params, &q->bq);
+	ret = q->ops->queue_open(q->backend, &q->params, &q->bq);
 
 	blk_queue_started(q, ret);
 	if (ret)

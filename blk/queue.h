@@ -11,6 +11,7 @@
 
 struct blk_queue {
 	struct virtq vq;
+	unsigned int index;        /* in the device, for the thread's name */
 	const struct blk_req_limits *limits;
 	const struct blk_backend_ops *ops;
 	struct blk_backend *backend;
@@ -26,10 +27,13 @@ struct blk_queue {
 	struct blk_req *reqs;     /* indexed by head */
 	struct iovec *iovs;       /* BLK_REQ_MAX_IOV per head */
 	struct blk_req **done;    /* reap buffer */
+	struct blk_req **unpublished; /* reaped, pushed, not yet published */
+	unsigned int n_unpublished;
 	bool pushed;              /* used entries pushed since the last notify */
 	bool backend_full;        /* submit said -EAGAIN this pass */
 	bool reset_sent;          /* needs_reset already reported */
 	uint64_t io_errors;
+	struct lat_queue lat;     /* this run's latency breakdown */
 
 	pthread_t thread;
 	bool started;

@@ -49,6 +49,8 @@ struct blk_req {
 	/* Backend scratch: bytes done so far (short I/O), state. */
 	uint64_t done;
 	uint8_t result;     /* VIRTIO_BLK_S_* set by the backend */
+	uint64_t t_submit;  /* lat_now() when handed to the backend */
+	uint64_t t_done;    /* lat_now() when reaped */
 };
 
 enum blk_parse {

@@ -1,10 +1,13 @@
 /* `vmm run` option parsing. */
 #include "vmm/cmdline.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const struct option run_opts[] = {
 	{ "kernel", required_argument, NULL, 'k' },
@@ -14,6 +17,7 @@ static const struct option run_opts[] = {
 	{ "cpus", required_argument, NULL, 'c' },
 	{ "disk", required_argument, NULL, 'd' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "stats", required_argument, NULL, 'S' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -50,6 +54,33 @@ static int add_disk(struct vmm_config *c, char *spec, char *msg,
 	return 0;
 }
 
+/* --stats FILE is written at exit: refuse now what could not be. */
+static int check_stats_path(const char *path, char *msg, size_t msglen)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!*path || (slash && !slash[1])) {
+		snprintf(msg, msglen, "--stats: '%s' is not a file name", path);
+		return -1;
+	}
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		snprintf(msg, msglen, "--stats: '%s' is a directory", path);
+		return -1;
+	}
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + 1), path);
+	if (access(dir, W_OK | X_OK)) {
+		snprintf(msg, msglen, "--stats: cannot write in '%s': %s", dir,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		   size_t msglen)
 {
@@ -71,6 +102,9 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		return -1;
 	case 'd':
 		return add_disk(c, optarg, msg, msglen);
+	case 'S':
+		c->stats_path = optarg;
+		return check_stats_path(optarg, msg, msglen);
 	default:
 		return -1;
 	}

@@ -47,6 +47,7 @@ enum vmm_exit {
 
 struct vmm_config {
 	const char *kernel, *initrd, *params;
+	const char *stats_path; /* --stats FILE, or NULL */
 	uint64_t mem;
 	unsigned int cpus;
 	unsigned int ndisks;

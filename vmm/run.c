@@ -221,6 +221,31 @@ static int machine_start(struct machine *m)
 	return 0;
 }
 
+/* --stats FILE: every disk's counters and latency breakdown, written to
+ * a temporary file renamed over FILE, so a reader never sees half. */
+static void machine_write_stats(struct machine *m)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", m->cfg->stats_path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		pr_err("--stats: %s: %s", tmp, strerror(errno));
+		return;
+	}
+	fputs("{\"disks\": [", f);
+	for (unsigned int i = 0; i < m->ndisks; i++) {
+		fputs(i ? ", " : "", f);
+		vdisk_stats_json(m->disk[i], f);
+	}
+	fputs("]}\n", f);
+	if (fclose(f) || rename(tmp, m->cfg->stats_path)) {
+		pr_err("--stats: %s: %s", m->cfg->stats_path, strerror(errno));
+		unlink(tmp);
+	}
+}
+
 static void machine_teardown(struct machine *m)
 {
 	machine_exit(m, VMM_EXIT_ERROR, "teardown"); /* no-op if ending */
@@ -229,6 +254,8 @@ static void machine_teardown(struct machine *m)
 	for (unsigned int i = 0; i < m->ncpus; i++)
 		vcpu_join(&m->vcpu[i]);
 	serial_stop_input(&m->serial);
+	if (m->cfg->stats_path)
+		machine_write_stats(m);
 	for (unsigned int i = 0; i < m->ndisks; i++)
 		vdisk_destroy(m->disk[i]);
 	for (unsigned int i = 0; i < m->ncpus; i++)

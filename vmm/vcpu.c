@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -94,8 +95,12 @@ static bool vcpu_exit(struct vcpu *c)
 static void *vcpu_main(void *arg)
 {
 	struct vcpu *c = arg;
+	char name[16];
 	sigset_t set;
 
+	/* Named so that per-thread figures in /proc say which is which. */
+	snprintf(name, sizeof(name), "vcpu%u", c->id);
+	pthread_setname_np(pthread_self(), name);
 	sigemptyset(&set);
 	sigaddset(&set, SIG_KICK);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);

@@ -2,6 +2,7 @@
 #include "vmm/vdisk.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,54 @@ fail:
 	return r;
 }
 
+/* Each queue's latency breakdown, one log line per stage. */
+static void vdisk_print_latency(const struct vdisk *d)
+{
+	for (unsigned int q = 0; q < blk_dev_num_queues(d->blk); q++) {
+		const struct lat_queue *l = blk_dev_latency(d->blk, q);
+		char *buf = NULL, *line, *save;
+		size_t len = 0;
+		char prefix[32];
+		FILE *f = open_memstream(&buf, &len);
+
+		if (!f || !l) {
+			if (f)
+				fclose(f);
+			free(buf);
+			continue;
+		}
+		snprintf(prefix, sizeof(prefix), "virtio-blk q%u: ", q);
+		lat_queue_print(f, prefix, l);
+		fclose(f);
+		for (line = strtok_r(buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save))
+			pr_info("%s", line);
+		free(buf);
+	}
+}
+
+void vdisk_stats_json(struct vdisk *d, FILE *f)
+{
+	struct blk_stats st;
+	unsigned int nq = blk_dev_num_queues(d->blk);
+
+	vpci_reset(&d->pci); /* stops the iothreads: their figures are final */
+	blk_dev_stats(d->blk, &st);
+	fprintf(f, "{\"requests\": %llu, \"notifies\": %llu, "
+		"\"bad_chains\": %llu, \"ring_errors\": %llu, "
+		"\"io_errors\": %llu, \"queues\": [",
+		(unsigned long long)st.requests,
+		(unsigned long long)st.notifies,
+		(unsigned long long)st.bad_chains,
+		(unsigned long long)st.ring_errors,
+		(unsigned long long)st.io_errors);
+	for (unsigned int q = 0; q < nq; q++) {
+		fputs(q ? ", " : "", f);
+		lat_queue_json(f, blk_dev_latency(d->blk, q));
+	}
+	fputs("]}", f);
+}
+
 void vdisk_destroy(struct vdisk *d)
 {
 	struct blk_stats st;
@@ -189,6 +238,8 @@ void vdisk_destroy(struct vdisk *d)
 			(unsigned long long)st.ring_errors,
 			(unsigned long long)st.io_errors,
 			(unsigned long long)d->pci.bad_access);
+		if (vlog_get_level() >= VLOG_INFO)
+			vdisk_print_latency(d);
 	}
 	blk_dev_destroy(d->blk);
 	for (unsigned int i = 0; i < VDEV_MAX_QUEUES; i++)

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "blk/blk.h"
 #include "virtio/pci.h"
@@ -32,6 +33,9 @@ extern const struct pci_dev_ops vdisk_pci_ops;
 /* Takes over blk (destroyed by vdisk_destroy).  0 or -errno. */
 int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
 		 struct vdisk **out);
+/* Reset the device (joins its iothreads), then write its counters and
+ * each queue's latency breakdown as one JSON object. */
+void vdisk_stats_json(struct vdisk *d, FILE *f);
 /* Reset the device (joins its iothreads), then free everything. */
 void vdisk_destroy(struct vdisk *d);
 

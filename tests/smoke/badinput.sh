@@ -114,5 +114,9 @@ bad_common() {
 	for i in $(seq 17); do args+=(-d ram:1M); done
 	bad too-many-disks 'too many disks' "$VMM" run -k "$K" "${args[@]}"
 	bad bad-command 'unknown command' "$VMM" frobnicate
+	bad stats-dir 'is a directory' "$VMM" run -k "$K" --stats "$BAD/kdir"
+	bad stats-no-dir "cannot write in '$BAD/nodir/'" "$VMM" run -k "$K" \
+		--stats "$BAD/nodir/s.json"
+	bad stats-no-name 'not a file name' "$VMM" run -k "$K" --stats "$BAD/"
 	return 0
 }

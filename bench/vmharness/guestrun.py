@@ -1,0 +1,129 @@
+"""One guest, start to end: launch a VMM, read its console line by line,
+act on guest/init's markers, stop it on a stall or a timeout, classify
+how it ended.
+
+Markers (guest/init and the scripts run in it):
+  === PHASE BEGIN NAME ===      a measured phase starts (counters taken)
+  === PHASE END NAME rc=N ===   it ended
+  === FIO-JSON BEGIN/END ... ===, === RUN BEGIN/END ... ===
+"""
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+PHASE_BEGIN = re.compile(r"^=== PHASE BEGIN (\S+) ===$")
+PHASE_END = re.compile(r"^=== PHASE END (\S+) rc=(\d+) ===$")
+
+# How a guest died, from its console: first match wins.
+DEATHS = (
+    ("stall", re.compile(r"rcu: INFO: rcu_\S+ detected stall|BUG: soft lockup")),
+    ("double-fault", re.compile(r"double fault")),
+    ("entry-stack", re.compile(r"stack guard page was hit")),
+    ("panic", re.compile(r"Kernel panic")),
+    ("oops", re.compile(r"BUG: |Oops: |general protection fault")),
+)
+
+
+def classify(lines, rc, timed_out):
+    for kind, rx in DEATHS:
+        if any(rx.search(l) for l in lines):
+            return kind
+    if timed_out:
+        return "hang"
+    return "clean" if rc == 0 else "exit-%d" % rc
+
+
+class GuestRun:
+    """Run ARGV; on_phase(name, 'begin'|'end', proc) is called at the
+    phase markers, from the reading thread, as soon as the line arrives."""
+
+    def __init__(self, argv, timeout=300, on_phase=None, log_path=None,
+                 stop_on_stall=True, env=None):
+        self.env = env
+        self.argv = argv
+        self.timeout = timeout
+        self.on_phase = on_phase
+        self.log_path = log_path
+        self.stop_on_stall = stop_on_stall
+        self.lines = []
+        self.stamps = []
+        self.timed_out = False
+        self.stalled = False
+
+    def _kill(self, proc):
+        try:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        except OSError:
+            pass
+
+    def run(self):
+        err_path = (self.log_path + ".vmm") if self.log_path else os.devnull
+        t0 = time.monotonic()
+        with open(err_path, "w") as err:
+            proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=err,
+                                    env=self.env)
+            self.pid = proc.pid
+            timer = threading.Timer(self.timeout, self._expire, (proc,))
+            timer.start()
+            try:
+                for raw in proc.stdout:
+                    line = raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", "")
+                    self.lines.append(line)
+                    self.stamps.append(time.monotonic() - t0)
+                    self._marker(line, proc)
+                proc.wait()
+            finally:
+                timer.cancel()
+        self.rc = proc.returncode
+        self.seconds = time.monotonic() - t0
+        self.outcome = classify(self.lines, self.rc, self.timed_out)
+        if self.log_path:
+            with open(self.log_path, "w") as f:
+                for s, l in zip(self.stamps, self.lines):
+                    f.write("%9.3f %s\n" % (s, l))
+        with open(err_path) if self.log_path else open(os.devnull) as f:
+            self.stderr = f.read()
+        return self
+
+    def _expire(self, proc):
+        self.timed_out = True
+        self._kill(proc)
+
+    def _marker(self, line, proc):
+        m = PHASE_BEGIN.match(line)
+        if m and self.on_phase:
+            self.on_phase(m.group(1), "begin", proc)
+            return
+        m = PHASE_END.match(line)
+        if m and self.on_phase:
+            self.on_phase(m.group(1), "end", proc)
+            return
+        if self.stop_on_stall and DEATHS[0][1].search(line) and not self.stalled:
+            self.stalled = True
+            threading.Thread(target=self._kill, args=(proc,)).start()
+
+
+def fio_script(name, fio_args):
+    """A guest script: PHASE markers around one fio run on $FIO_DISK, its
+    JSON between FIO-JSON markers afterwards (outside the phase: the UART
+    is slow)."""
+    args = " ".join(fio_args)
+    return (
+        'cd /tmp\n'
+        'echo "=== PHASE BEGIN %(n)s ==="\n'
+        'fio --eta=never --output-format=json --output=/tmp/fio.json '
+        '--filename=$FIO_DISK %(a)s 2>/tmp/fio.err\n'
+        'rc=$?\n'
+        'echo "=== PHASE END %(n)s rc=$rc ==="\n'
+        'head -c 2000 /tmp/fio.err\n'
+        'echo "=== FIO-JSON BEGIN %(n)s ==="\n'
+        "sed -n '/^{/,$ { s/^ *//; p; }' /tmp/fio.json\n"
+        'echo "=== FIO-JSON END %(n)s rc=$rc ==="\n'
+    ) % {"n": name, "a": args}

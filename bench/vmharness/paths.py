@@ -1,0 +1,11 @@
+"""Where things are in the checkout and its build directory."""
+import os
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(REPO, "build")
+VMM_BIN = os.environ.get("VMM_BIN", os.path.join(BUILD, "vmm"))
+GUEST = os.path.join(BUILD, "guest")
+BZIMAGE = os.path.join(GUEST, "bzImage")
+VMLINUX = os.path.join(GUEST, "vmlinux")
+INITRD = os.path.join(GUEST, "initrd.img")
+TESTHOST_RUN = os.path.join(REPO, "tests", "testhost", "run.sh")

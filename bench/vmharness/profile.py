@@ -1,0 +1,245 @@
+"""Where the time goes, per request, for our VMM and QEMU side by side
+(issue 8, deliverable 1).
+
+Every configuration runs every job R times, in an order shuffled anew in
+each repeat (seeded, recorded), all in one boot of the test host (or here
+on a hardware KVM).  Around fio's run in the guest (PHASE markers) the
+harness takes the counters of counters.Snapshot; afterwards each figure is
+divided by the I/Os fio did.  The result is one JSON line per run in
+OUT/runs.jsonl and a markdown table per job in OUT/table.md.
+"""
+import json
+import os
+import random
+import statistics
+import subprocess
+import time
+
+from . import cmdlines, counters, fiojson, guestrun, paths
+
+# The jobs, as fio arguments (the guest runs fio 3.33, built static).
+JOBS = {
+    # The seeds' kind of job (seed 004, reduced as guest/jobs says):
+    # 512-byte random reads, 32 jobs at depth 64 through libaio.
+    "seed-randread": ["--name=seed-randread", "--rw=randread", "--bs=512",
+                      "--ioengine=libaio", "--iodepth=64", "--numjobs=32",
+                      "--direct=1", "--thread", "--group_reporting",
+                      "--norandommap", "--time_based", "--runtime=8"],
+    "seed-randwrite": ["--name=seed-randwrite", "--rw=randwrite", "--bs=512",
+                       "--ioengine=libaio", "--iodepth=64", "--numjobs=32",
+                       "--direct=1", "--thread", "--group_reporting",
+                       "--norandommap", "--time_based", "--runtime=8"],
+    "randread-4k": ["--name=randread-4k", "--rw=randread", "--bs=4k",
+                    "--ioengine=io_uring", "--iodepth=32", "--direct=1",
+                    "--group_reporting", "--norandommap", "--randrepeat=0",
+                    "--time_based", "--runtime=5"],
+    "randwrite-4k": ["--name=randwrite-4k", "--rw=randwrite", "--bs=4k",
+                     "--ioengine=io_uring", "--iodepth=32", "--direct=1",
+                     "--group_reporting", "--norandommap", "--randrepeat=0",
+                     "--time_based", "--runtime=5"],
+}
+
+
+def parse_config(spec):
+    """vmm[:k=v,...] or qemu[:k=v,...] -> dict(kind, name, opts)."""
+    kind, _, rest = spec.partition(":")
+    if kind not in ("vmm", "qemu"):
+        raise ValueError("configuration must start with vmm or qemu: " + spec)
+    opts = dict(kv.split("=", 1) for kv in rest.split(",") if kv)
+    name = opts.pop("name", spec)
+    return {"kind": kind, "name": name, "opts": opts}
+
+
+def make_disk(path, size_mb):
+    """A backing file filled with allocated (not sparse) blocks."""
+    if os.path.exists(path) and os.path.getsize(path) == size_mb << 20:
+        return
+    subprocess.run(["fallocate", "-l", "%dM" % size_mb, path], check=True)
+
+
+def guest_env(cfg):
+    """env=K:V;K:V in a configuration: extra environment for the VMM."""
+    env = dict(os.environ)
+    for kv in cfg["opts"].get("env", "").split(";"):
+        if kv:
+            k, _, v = kv.partition(":")
+            env[k] = v
+    return env
+
+
+def guest_argv(cfg, cmdline, disk, args):
+    kernel = paths.BZIMAGE if args.kernel == "bzimage" else paths.VMLINUX
+    d = dict(disk)
+    d["queues"] = int(cfg["opts"].get("queues", args.queues))
+    if cfg["kind"] == "vmm":
+        d["opts"] = ["%s=%s" % (k, v) for k, v in cfg["opts"].items()
+                     if k not in ("queues", "bin", "env")]
+        return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem,
+                                 args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN))
+    d["iothread"] = cfg["opts"].get("iothread", "on") == "on"
+    return cmdlines.qemu_argv(paths.BZIMAGE, paths.INITRD, cmdline, args.mem,
+                              args.cpus, [d])
+
+
+def device_latency(stats_path):
+    """Our VMM's --stats: per stage, the mean over queues of p50 and p99
+    (us), for the data disk."""
+    try:
+        with open(stats_path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    out = {}
+    queues = [q for q in doc["disks"][0]["queues"] if q["submit_to_complete"]["count"]]
+    for stage in ("pop_to_submit", "submit_to_complete", "complete_to_publish"):
+        for p in ("p50", "p99"):
+            vals = [q[stage][p] / 1e3 for q in queues]
+            if vals:
+                out["%s_%s" % (stage, p)] = statistics.mean(vals)
+    return out
+
+
+def one_run(cfg, job, disk, args, log_path):
+    script = guestrun.fio_script(job, JOBS[job])
+    cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data")
+    snap = {}
+    stats_path = log_path + ".stats.json"
+    argv = guest_argv(cfg, cmdline, disk, args)
+    if cfg["kind"] == "vmm":
+        argv += ["--stats", stats_path]
+
+    def on_phase(name, edge, proc):
+        if edge == "begin":
+            snap["s"] = counters.Snapshot(proc.pid)
+            snap["s"].begin()
+        elif "s" in snap:
+            snap["d"] = snap["s"].end()
+
+    g = guestrun.GuestRun(argv,
+                          timeout=args.boot_timeout, on_phase=on_phase,
+                          log_path=log_path, env=guest_env(cfg)).run()
+    res = fiojson.extract(g.lines).get(job)
+    rec = {"config": cfg["name"], "job": job, "outcome": g.outcome,
+           "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path}
+    if res and res[1] and "d" in snap:
+        rec["fio"] = fiojson.summary(res[1])
+        rec["counters"] = snap["d"]
+        if cfg["kind"] == "vmm":
+            rec["device_latency_us"] = device_latency(stats_path)
+    return rec
+
+
+def run_plan(args):
+    """The inner part: where KVM is fast."""
+    counters.ensure_mounts()
+    os.makedirs(args.out, exist_ok=True)
+    disk_path = os.path.join(args.disk_dir, "vmh-disk.img")
+    make_disk(disk_path, args.disk_mb)
+    disk = {"path": disk_path, "serial": "data",
+            "direct": cmdlines.direct_ok(disk_path)}
+    cfgs = [parse_config(c) for c in args.config]
+    rng = random.Random(args.seed)
+    runs_path = os.path.join(args.out, "runs.jsonl")
+    for rep in range(args.repeats):
+        order = [(c, j) for c in cfgs for j in args.job]
+        rng.shuffle(order)
+        for i, (cfg, job) in enumerate(order):
+            for attempt in range(1, args.tries + 1):
+                log = os.path.join(args.out, "logs", "r%d-%s-%s-try%d.log" % (
+                    rep, cfg["name"].replace("/", "_"), job, attempt))
+                os.makedirs(os.path.dirname(log), exist_ok=True)
+                rec = one_run(cfg, job, disk, args, log)
+                rec.update({"repeat": rep, "position": i, "try": attempt,
+                            "seed": args.seed, "time": time.time()})
+                with open(runs_path, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+                print("vmh: r%d %-16s %-14s %s %s" % (
+                    rep, cfg["name"], job, rec["outcome"],
+                    "%.0f IOPS" % rec["fio"]["iops"] if "fio" in rec else "no result"),
+                    flush=True)
+                if "fio" in rec:
+                    break
+
+
+# ---- analysis -----------------------------------------------------------
+
+def per_request(rec):
+    """One run's figures divided by its I/Os."""
+    ios = rec["fio"]["ios"] or 1
+    c = rec["counters"]
+    k = c["kvm"]
+    out = {"iops": rec["fio"]["iops"], "lat_mean_us": rec["fio"]["lat_mean_us"],
+           "exits": k.get("exits", 0) / ios,
+           "irq_injections": k.get("irq_injections", 0) / ios,
+           "halt_exits": k.get("halt_exits", 0) / ios,
+           "io_exits(userspace)": k.get("io_exits", 0) / ios,
+           "mmio_exits(userspace)": k.get("mmio_exits", 0) / ios,
+           "host_busy": c.get("host_busy") or 0}
+    for reason, n in c["exit_reasons"].items():
+        out["exit:" + reason] = n / ios
+    for stage, v in (rec.get("device_latency_us") or {}).items():
+        out["device_us:" + stage] = v
+    for kind, t in c["threads"].items():
+        out["cpu_us:" + kind] = t["run_ns"] / 1e3 / ios
+        out["wait_us:" + kind] = t["wait_ns"] / 1e3 / ios
+        out["vcsw:" + kind] = t["vcsw"] / ios
+        out["ivcsw:" + kind] = t["ivcsw"] / ios
+    return out
+
+
+def load(out_dir):
+    with open(os.path.join(out_dir, "runs.jsonl")) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def table(runs, configs, job):
+    """Markdown: one row per figure, one column per configuration (mean
+    over its runs, with the run count), QEMU-relative where it applies."""
+    per = {c: [per_request(r) for r in runs
+               if r["config"] == c and r["job"] == job and "fio" in r]
+           for c in configs}
+    keys = []
+    for rows in per.values():
+        for row in rows:
+            for k in row:
+                if k not in keys:
+                    keys.append(k)
+    order = ["iops", "lat_mean_us", "exits", "irq_injections", "halt_exits",
+             "io_exits(userspace)", "mmio_exits(userspace)", "host_busy"]
+    keys = [k for k in order if k in keys] + sorted(k for k in keys if k not in order)
+    lines = ["| per request (%s) | %s |" % (job, " | ".join(
+        "%s (n=%d)" % (c, len(per[c])) for c in configs)),
+        "|---|" + "---:|" * len(configs)]
+    for k in keys:
+        cells = []
+        for c in configs:
+            vals = [row.get(k, 0.0) for row in per[c]]
+            if not vals:
+                cells.append("-")
+                continue
+            m = statistics.mean(vals)
+            fmt = "%.0f" if k == "iops" else ("%.1f" if "_us" in k else "%.3f")
+            cells.append(fmt % m)
+        lines.append("| %s | %s |" % (k, " | ".join(cells)))
+    return "\n".join(lines)
+
+
+def analyse(out_dir):
+    runs = load(out_dir)
+    configs, jobs = [], []
+    for r in runs:
+        if r["config"] not in configs:
+            configs.append(r["config"])
+        if r["job"] not in jobs:
+            jobs.append(r["job"])
+    parts = []
+    for job in jobs:
+        parts.append(table(runs, configs, job))
+        bad = [r for r in runs if r["job"] == job and "fio" not in r]
+        if bad:
+            parts.append("runs without a result: " + ", ".join(
+                "%s r%d try%d (%s)" % (r["config"], r["repeat"], r["try"], r["outcome"]) for r in bad))
+    text = "\n\n".join(parts) + "\n"
+    with open(os.path.join(out_dir, "table.md"), "w") as f:
+        f.write(text)
+    return text
