@@ -189,6 +189,8 @@ int blk_dev_start(struct blk_dev *d, const struct gmem *m, uint64_t features,
 	d->limits.discard = features & (1ull << VIRTIO_BLK_F_DISCARD);
 	d->limits.write_zeroes = features & (1ull << VIRTIO_BLK_F_WRITE_ZEROES);
 	for (unsigned int i = 0; i < nq && !ret; i++) {
+		if (!qc[i].size)
+			continue; /* a queue the driver did not enable */
 		ret = blk_queue_setup(d, &d->q[i], m, features, &qc[i]);
 		if (!ret) {
 			ret = blk_queue_start(&d->q[i]);
@@ -196,7 +198,7 @@ int blk_dev_start(struct blk_dev *d, const struct gmem *m, uint64_t features,
 				blk_queue_free(&d->q[i]);
 		}
 		if (!ret)
-			d->running = i + 1;
+			d->running = i + 1; /* stop looks at queues below this */
 	}
 	if (ret)
 		blk_dev_stop(d);
@@ -215,6 +217,8 @@ static void blk_stats_add(struct blk_stats *s, const struct blk_queue *q)
 void blk_dev_stop(struct blk_dev *d)
 {
 	for (unsigned int i = 0; i < d->running; i++) {
+		if (!d->q[i].started)
+			continue;
 		blk_queue_stop(&d->q[i]);
 		blk_stats_add(&d->stats, &d->q[i]);
 		for (unsigned int st = 0; st < LAT_STAGES; st++)

@@ -41,7 +41,7 @@ int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 int blk_parse_size(const char *s, uint64_t *bytes);
 
 struct blk_queue_cfg {
-	uint16_t size;
+	uint16_t size;              /* 0: the driver did not enable it */
 	uint64_t desc, avail, used; /* guest-physical ring addresses */
 	int kick_fd;                /* eventfd the driver's kicks arrive on */
 	int call_fd;                /* eventfd we signal to interrupt */

@@ -61,7 +61,7 @@ static int bv_start(void *impl, const struct gmem *m, uint64_t features,
 		return -EINVAL;
 	for (unsigned int i = 0; i < nq; i++) {
 		qc[i] = (struct blk_queue_cfg){
-			.size = q[i].size,
+			.size = q[i].enabled ? q[i].size : 0, /* 0: not served */
 			.desc = q[i].desc,
 			.avail = q[i].driver,
 			.used = q[i].device,

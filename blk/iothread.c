@@ -95,6 +95,12 @@ static unsigned int blk_queue_reap(struct blk_queue *q)
 	return total;
 }
 
+static bool blk_queue_stopping(const struct blk_queue *q)
+{
+	/* Relaxed: only a flag; stop_fd's wake-up orders the rest. */
+	return __atomic_load_n(&q->stopping, __ATOMIC_RELAXED);
+}
+
 /* Pop and handle one chain.  1: progress, 0: empty or backend full,
  * -EPROTO: ring broken. */
 static int blk_queue_one(struct blk_queue *q)
@@ -151,10 +157,12 @@ static int blk_queue_one(struct blk_queue *q)
 static unsigned int blk_queue_drain(struct blk_queue *q)
 {
 	unsigned int n = 0;
-	int ret;
+	int ret = 0;
 
 	q->backend_full = false;
-	while ((ret = blk_queue_one(q)) > 0)
+	/* A reset asked for is seen before each head: a driver that keeps
+	 * the ring full cannot hold it off. */
+	while (!blk_queue_stopping(q) && (ret = blk_queue_one(q)) > 0)
 		n++;
 	if (ret == -EPROTO && !q->reset_sent) {
 		/* The ring is broken: stop taking requests, tell the driver. */
@@ -192,6 +200,8 @@ static bool blk_queue_poll(struct blk_queue *q, uint64_t t0)
 	if (!q->poll_ns || q->vq.broken)
 		return false;
 	do {
+		if (blk_queue_stopping(q))
+			return true; /* the loop sees it and ends */
 		if (!q->backend_full && virtq_avail_pending(&q->vq))
 			return true;
 		if (q->ops->inflight(q->bq) && blk_queue_reap(q)) {
@@ -247,6 +257,8 @@ static void blk_queue_loop(struct blk_queue *q)
 		unsigned int n = blk_queue_drain(q);
 		uint64_t t0;
 
+		if (blk_queue_stopping(q))
+			return;
 		n += blk_queue_reap(q);
 		blk_queue_flush_used(q);
 		if (n)
@@ -351,8 +363,10 @@ void blk_queue_stop(struct blk_queue *q)
 {
 	if (!q->started)
 		return;
+	__atomic_store_n(&q->stopping, true, __ATOMIC_RELAXED);
 	blk_fd_signal(q->stop_fd);
 	pthread_join(q->thread, NULL);
 	blk_fd_clear(q->stop_fd);
+	q->stopping = false;
 	q->started = false;
 }

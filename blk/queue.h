@@ -37,6 +37,7 @@ struct blk_queue {
 
 	pthread_t thread;
 	bool started;
+	bool stopping;            /* set by blk_queue_stop, read by the thread */
 	int start_err;            /* from the thread's queue_open */
 	pthread_mutex_t lock;     /* start handshake only */
 	pthread_cond_t cond;

@@ -80,10 +80,13 @@ static uint8_t *iov_pop_last_byte(struct iovec *iov, unsigned int *n)
 	return status;
 }
 
+/* used.len counts the bytes written from the start of the writable part
+ * of the chain, with no gap (virtio 1.2, 2.7.8.1).  A status alone
+ * counts only when nothing writable comes before it. */
 uint32_t blk_req_finish(struct blk_req *r, uint8_t status)
 {
 	*r->status = status;
-	return status == VIRTIO_BLK_S_OK ? r->used_len : 1;
+	return status == VIRTIO_BLK_S_OK ? r->used_len : !r->in_before_status;
 }
 
 static bool blk_range_ok(const struct blk_req_limits *l, uint64_t sector,
@@ -151,7 +154,9 @@ static enum blk_parse blk_parse_get_id(const struct blk_req_limits *l,
 	uint64_t n = iov_copy_to(r->iov, r->niov, l->serial,
 				 r->len < BLK_ID_BYTES ? r->len : BLK_ID_BYTES);
 
-	r->used_len = (uint32_t)n + 1;
+	/* The id fills the buffer's start; the status byte, at its end,
+	 * extends that prefix only when nothing lies between them. */
+	r->used_len = (uint32_t)n + (n == r->len);
 	return blk_done(r, VIRTIO_BLK_S_OK);
 }
 
@@ -173,7 +178,8 @@ enum blk_parse blk_req_parse(const struct blk_req_limits *l,
 	r->status = iov_pop_last_byte(in, &n_in);
 	r->type = h.type;
 	r->sector = h.sector;
-	r->used_len = 1;
+	r->in_before_status = e->in_len - 1;
+	r->used_len = !r->in_before_status;
 
 	switch (h.type) {
 	case VIRTIO_BLK_T_IN:

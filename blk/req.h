@@ -45,7 +45,8 @@ struct blk_req {
 	struct iovec *iov;  /* data only: header and status trimmed off */
 	unsigned int niov;
 	uint8_t *status;    /* host address of the status byte */
-	uint32_t used_len;  /* bytes written into the chain, on success */
+	uint32_t used_len;  /* used.len on success: the written prefix */
+	uint64_t in_before_status; /* writable bytes before the status */
 	/* Backend scratch: bytes done so far (short I/O), state. */
 	uint64_t done;
 	uint8_t result;     /* VIRTIO_BLK_S_* set by the backend */

@@ -102,34 +102,26 @@ static bool vdev_features_ok(const struct vdev *v)
 	return v->driver_features & (1ull << VIRTIO_F_VERSION_1);
 }
 
-/* Queues handed to start(): the enabled ones, which must be a prefix. */
-static unsigned int vdev_enabled_queues(const struct vdev *v, bool *gap)
+/* The driver may enable any subset of the queues (at least one):
+ * start() gets them all and serves those with enabled set. */
+static unsigned int vdev_enabled_queues(const struct vdev *v)
 {
-	unsigned int i, n = 0;
+	unsigned int n = 0;
 
-	*gap = false;
-	for (i = 0; i < v->nq; i++) {
-		if (!v->q[i].enabled)
-			continue;
-		if (i != n)
-			*gap = true;
-		n++;
-	}
+	for (unsigned int i = 0; i < v->nq; i++)
+		n += v->q[i].enabled;
 	return n;
 }
 
 static void vdev_start(struct vdev *v)
 {
-	unsigned int n;
-	bool gap;
 	int r;
 
-	n = vdev_enabled_queues(v, &gap);
-	if (!n || gap) {
+	if (!vdev_enabled_queues(v)) {
 		vdev_signal_needs_reset(v);
 		return;
 	}
-	r = v->ops->start(v->impl, v->mem, v->driver_features, v->q, n);
+	r = v->ops->start(v->impl, v->mem, v->driver_features, v->q, v->nq);
 	if (r < 0) {
 		vdev_signal_needs_reset(v);
 		return;

@@ -47,10 +47,12 @@ int virtq_init(struct virtq *vq, const struct gmem *m, uint16_t size,
 	vq->indirect = indirect;
 	vq->used_event = &vq->avail->ring[size];
 	vq->avail_event = (uint16_t *)&vq->used->ring[size];
-	/* Start where the driver's rings say, as after a reset: both 0. */
-	vq->last_avail = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
-	vq->used_idx = __atomic_load_n(&vq->used->idx, __ATOMIC_RELAXED);
-	vq->published = vq->used_idx;
+	/* The device's positions start at 0 (virtio 1.2, 2.7): whatever the
+	 * driver made available before DRIVER_OK is served, and used->idx is
+	 * not read back from guest memory. */
+	vq->last_avail = 0;
+	vq->used_idx = 0;
+	vq->published = 0;
 	return 0;
 }
 
@@ -116,8 +118,10 @@ static int virtq_walk_indirect(struct virtq *vq, struct virtq_walk *w,
 	if (!vq->indirect || (d->flags & VRING_DESC_F_NEXT) || !d->len ||
 	    d->len % 16 || num > VIRTQ_MAX_CHAIN)
 		return -EBADMSG;
+	/* Any address in RAM will do: the spec asks no alignment of an
+	 * indirect table, and each entry is copied out with memcpy. */
 	table = gmem_ptr(vq->mem, d->addr, d->len);
-	if (!table || ((uintptr_t)table & 15))
+	if (!table)
 		return -EBADMSG;
 	for (uint32_t seen = 0;; seen++) {
 		struct vring_desc l;
@@ -125,7 +129,7 @@ static int virtq_walk_indirect(struct virtq *vq, struct virtq_walk *w,
 
 		if (seen >= num)
 			return -EBADMSG; /* loop inside the table */
-		l = virtq_desc_load(&table[i]);
+		memcpy(&l, (const void *)&table[i], sizeof(l));
 		if (l.flags & VRING_DESC_F_INDIRECT)
 			return -EBADMSG; /* nested indirect */
 		ret = virtq_add_buf(vq, w, &l);
@@ -151,12 +155,10 @@ static int virtq_walk_chain(struct virtq *vq, struct virtq_walk *w,
 		if (seen >= vq->size)
 			return -EBADMSG; /* loop, or longer than the queue */
 		l = virtq_desc_load(&vq->desc[i]);
-		if (l.flags & VRING_DESC_F_INDIRECT) {
-			/* An indirect descriptor must be the only one. */
-			if (seen)
-				return -EBADMSG;
+		/* Zero or more direct descriptors may come before one
+		 * indirect descriptor, which ends the chain (2.7.5.3.2). */
+		if (l.flags & VRING_DESC_F_INDIRECT)
 			return virtq_walk_indirect(vq, w, &l);
-		}
 		ret = virtq_add_buf(vq, w, &l);
 		if (ret)
 			return ret;

@@ -7,9 +7,10 @@
  * Outcomes for a hostile guest (DESIGN.md, "Guest input is hostile"):
  *  - a bad chain: virtq_pop() returns -EBADMSG with elem->head set; the
  *    caller returns that head with used.len = 0.  Counted.
- *    Indirect tables must be 16-byte aligned (Linux's always are) and hold
- *    at most VIRTQ_MAX_SIZE entries, whatever the queue size; a direct
- *    chain longer than the queue is a loop.
+ *    An indirect table may sit at any address in RAM, may follow direct
+ *    descriptors (it then ends the chain) and holds at most
+ *    VIRTQ_MAX_SIZE entries, whatever the queue size; a direct chain
+ *    longer than the queue is a loop.
  *  - a bad ring: virtq_pop() returns -EPROTO and the queue is broken for
  *    good; the caller sets DEVICE_NEEDS_RESET.  Counted.
  */

@@ -126,4 +126,7 @@ def fio_script(name, fio_args):
         'echo "=== FIO-JSON BEGIN %(n)s ==="\n'
         "sed -n '/^{/,$ { s/^ *//; p; }' /tmp/fio.json\n"
         'echo "=== FIO-JSON END %(n)s rc=$rc ==="\n'
+        # Let the UART drain before /init powers off: reboot -f does not
+        # wait for the tty, and the JSON's tail was lost that way.
+        'sleep 1\n'
     ) % {"n": name, "a": args}

@@ -213,7 +213,11 @@ def table(runs, configs, job):
     for k in keys:
         cells = []
         for c in configs:
-            vals = [row.get(k, 0.0) for row in per[c]]
+            vals = [row[k] for row in per[c] if k in row]
+            if not vals and k.split(":")[0] in ("device_us",):
+                cells.append("n/a")
+                continue
+            vals = vals or [0.0] * len(per[c])
             if not vals:
                 cells.append("-")
                 continue
@@ -222,6 +226,52 @@ def table(runs, configs, job):
             cells.append(fmt % m)
         lines.append("| %s | %s |" % (k, " | ".join(cells)))
     return "\n".join(lines)
+
+
+# Two-sided 95% t quantiles by degrees of freedom (1..30; normal after).
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
+       2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+       2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052,
+       2.048, 2.045, 2.042]
+
+
+def t95(df):
+    return T95[df - 1] if df <= len(T95) else 1.96
+
+
+def paired_ratio(runs, job, base, other, key="iops"):
+    """The runs are paired by repeat (both ran in the same repeat of
+    the same test-host boot): the geometric mean of other/base over the
+    repeats where both have a result, with a t interval on the log scale
+    (which cannot leave (0, inf)).  None if fewer than 2 pairs."""
+    import math
+    by = {}
+    for r in runs:
+        if r["job"] == job and "fio" in r and r["config"] in (base, other):
+            by.setdefault(r["repeat"], {})[r["config"]] = r["fio"][key]
+    logs = [math.log(v[other] / v[base]) for v in by.values()
+            if base in v and other in v and v[base] > 0 and v[other] > 0]
+    if len(logs) < 2:
+        return None
+    m = statistics.mean(logs)
+    h = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return {"n": len(logs), "ratio": math.exp(m), "lo": math.exp(m - h),
+            "hi": math.exp(m + h)}
+
+
+def ratio_lines(runs, configs, job):
+    out = []
+    base = configs[0]
+    for c in configs[1:]:
+        pr = paired_ratio(runs, job, base, c)
+        if not pr:
+            out.append("%s / %s IOPS: fewer than 2 paired repeats" % (c, base))
+            continue
+        verdict = ("significantly higher" if pr["lo"] > 1 else
+                   "significantly lower" if pr["hi"] < 1 else "not significant")
+        out.append("%s / %s IOPS: %.2fx (95%% CI %.2f-%.2f, %d paired repeats, %s)"
+                   % (c, base, pr["ratio"], pr["lo"], pr["hi"], pr["n"], verdict))
+    return out
 
 
 def analyse(out_dir):
@@ -233,8 +283,12 @@ def analyse(out_dir):
         if r["job"] not in jobs:
             jobs.append(r["job"])
     parts = []
+    if "qemu" in configs:
+        configs.remove("qemu")
+        configs.insert(0, "qemu")  # the baseline of every ratio
     for job in jobs:
         parts.append(table(runs, configs, job))
+        parts.append("\n".join(ratio_lines(runs, configs, job)))
         bad = [r for r in runs if r["job"] == job and "fio" not in r]
         if bad:
             parts.append("runs without a result: " + ", ".join(

@@ -194,7 +194,6 @@ static void fz_check_used(struct run *r, uint16_t upto)
 		if (r->mutated)
 			continue;
 		st = *(uint8_t *)fz_hva(r, r->status + u->id);
-		CHECK(u->len >= 1);
 		CHECK(st == VIRTIO_BLK_S_OK || st == VIRTIO_BLK_S_IOERR ||
 		      st == VIRTIO_BLK_S_UNSUPP);
 	}

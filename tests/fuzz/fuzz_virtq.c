@@ -178,6 +178,9 @@ static void fz_init(struct fz *f, const uint8_t *data)
 	u->idx = start;
 	CHECK(virtq_init(&f->vq, &f->fm->gm, f->size, 0, avail, used, ev,
 			 ind) == 0);
+	/* The device starts at 0; start stands for earlier traffic. */
+	CHECK(f->vq.last_avail == 0 && f->vq.used_idx == 0);
+	f->vq.last_avail = f->vq.used_idx = f->vq.published = start;
 	a->idx = target;
 }
 

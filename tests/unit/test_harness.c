@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -557,6 +558,147 @@ static void test_event_idx(void **state)
 	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
 }
 
+/* The driver enables only its second queue: that one is served. */
+static void test_queue_subset(void **state)
+{
+	struct fx *f = *state;
+	struct blk_queue_cfg c[2];
+	uint32_t used = 0;
+
+	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
+	assert_int_equal(fakemem_create(&f->fm, 1ull << 32, 40u << 20), 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		assert_int_equal(blkdrv_q_init(&f->q[i], &f->fm, HQSIZE, true),
+				 0);
+		f->buf[i] = fakemem_alloc(&f->fm, (size_t)HQSIZE * HBUF, 4096);
+		c[i] = blkdrv_q_cfg(&f->q[i]);
+	}
+	c[0].size = 0; /* not enabled */
+	f->nq = 2;
+	assert_int_equal(blk_dev_start(f->d, &f->fm.gm, blk_dev_features(f->d),
+				       c, 2), 0);
+	f->started = true;
+	assert_int_equal(req(f, 1, VIRTIO_BLK_T_IN, 0, 4096, true, 1, false,
+			     &used), VIRTIO_BLK_S_OK);
+	assert_int_equal(used, 4097);
+}
+
+static uint64_t ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)((int64_t)(t.tv_sec - t0->tv_sec) * 1000 +
+			  (int64_t)(t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* A driver thread that keeps the queue full as fast as it can. */
+struct refiller {
+	struct fx *f;
+	bool stop;
+	uint64_t added;
+};
+
+static void *refill_main(void *arg)
+{
+	struct refiller *r = arg;
+	struct blkdrv_q *q = &r->f->q[0];
+	uint64_t end_ms = 3000, spins = 0;
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		uint16_t head;
+		uint32_t len;
+		int h;
+
+		while (drv_vq_get_used(&q->vq, &head, &len))
+			;
+		for (;;) {
+			struct drv_buf b = {
+				r->f->buf[0] + drv_vq_peek_head(&q->vq) * HBUF,
+				SECTOR, true };
+
+			/* Mostly GET_ID, which the device answers while it
+			 * drains (no backend): the ring never runs dry. */
+			bool id = r->added % 4;
+
+			if (q->vq.num_free < 3)
+				break;
+			if (id)
+				b.len = BLK_ID_BYTES;
+			h = blkdrv_add(q, id ? VIRTIO_BLK_T_GET_ID :
+				       VIRTIO_BLK_T_IN, 0, &b, 1, false);
+			if (h < 0)
+				break;
+			r->added++;
+		}
+		blkdrv_kick(q);
+		if (++spins % 1024 == 0) {
+			/* A safety stop, so that a device that never stops
+			 * fails the test instead of hanging it. */
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000 +
+			    (uint64_t)(t.tv_nsec - t0.tv_nsec) / 1000000 > end_ms)
+				break;
+		}
+	}
+	return NULL;
+}
+
+/* A reset returns promptly while another thread keeps the queue full:
+ * the device stops taking heads at once, finishes what is in flight, and
+ * returns every head it took. */
+static void test_reset_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct refiller r = { .f = f };
+	struct timespec t0, pause = { 0, 50000000 };
+	struct blk_stats st;
+	pthread_t th;
+	uint64_t ms;
+
+	fx_poll_us = 0;
+	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
+	fx_start(f, 1, 0);
+	assert_int_equal(pthread_create(&th, NULL, refill_main, &r), 0);
+	nanosleep(&pause, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	blk_dev_stop(f->d);
+	ms = ms_since(&t0);
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	print_message("reset took %llu ms with %llu requests added\n",
+		      (unsigned long long)ms, (unsigned long long)r.added);
+	assert_true(ms < 100);
+	blk_dev_stats(f->d, &st);
+	assert_true(st.requests > 0 && st.requests <= r.added);
+	/* Every head the device took is back in the used ring. */
+	assert_int_equal(__atomic_load_n(&f->q[0].vq.used->idx,
+					 __ATOMIC_ACQUIRE),
+			 (uint16_t)st.requests);
+}
+
+/* A reset is seen by an iothread in its idle-poll window too: with a
+ * 1 s window it still returns at once. */
+static void test_reset_while_polling(void **state)
+{
+	struct fx *f = *state;
+	struct timespec t0;
+	uint64_t ms;
+
+	fx_poll_us = BLK_POLL_US_MAX;
+	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
+	fx_start(f, 1, 0);
+	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	blk_dev_stop(f->d);
+	ms = ms_since(&t0);
+	print_message("reset while polling took %llu ms\n",
+		      (unsigned long long)ms);
+	assert_true(ms < 100);
+}
+
 /* Add one read and do not kick; say whether the device asked for a kick
  * and whether the read completed within ms. */
 static bool unkicked_read(struct fx *f, int ms, bool *kick_asked)
@@ -1027,6 +1169,9 @@ int main(int argc, char **argv)
 		T(test_event_idx),
 		T(test_no_event_idx),
 		T(test_poll),
+		T(test_queue_subset),
+		T(test_reset_bounded),
+		T(test_reset_while_polling),
 		T(test_no_poll),
 		T(test_harness_default),
 		T(test_harness_batch),

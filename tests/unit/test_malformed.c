@@ -485,7 +485,9 @@ static void expect_status(struct mt *t, uint32_t type, uint64_t sector,
 
 	fill(t, w, len, 77);
 	assert_int_equal(do_req(t, 0, type, sector, w, len, &used), want);
-	assert_int_equal(used, 1);
+	/* Only the status byte was written: used.len counts it only when no
+	 * writable data buffer comes before it (the written prefix). */
+	assert_int_equal(used, type == VIRTIO_BLK_T_IN && len ? 0 : 1);
 }
 
 static void test_req_unknown_type(void **state)
@@ -788,14 +790,15 @@ static void test_chain_indirect_with_next(void **state)
 	mt_up(t, false, 0);
 	indirect_req(t, 48, VRING_DESC_F_NEXT);
 	expect_bad_chain(t, 8);
-	/* An indirect descriptor after a direct one. */
+	/* An indirect descriptor after a direct one is not malformed: the
+	 * device MUST handle it (virtio 1.2, 2.7.5.3.2).  The chain reads
+	 * as header (head 7's), 16 more readable bytes, 512 writable, and
+	 * the table's status byte. */
 	indirect_req(t, 48, 0);
 	desc(t, 0, 7, hdr(t, 0, 7, VIRTIO_BLK_T_IN, 0), 16,
 	     VRING_DESC_F_NEXT, 8);
-	status_at(t, 0, 7);
-	assert_int_equal(run_head(t, 0, 7), 0);
-	assert_int_equal(status_of(t, 0, 8), 0xff);
-	t->want.bad_chains++;
+	assert_int_equal(run_head(t, 0, 7), 513);
+	assert_int_equal(status_of(t, 0, 8), VIRTIO_BLK_S_OK);
 	serve_check(t, 0);
 	mt_finish(t);
 }

@@ -26,6 +26,7 @@ struct fake {
 	int start_ret;
 	int starts, stops;
 	unsigned int started_nq;
+	unsigned int started_enabled; /* bit i: queue i enabled at start */
 	uint64_t started_features;
 	bool running; /* start()ed and not stop()ped */
 	int config_irqs;
@@ -47,9 +48,12 @@ static int f_start(void *impl, const struct gmem *m, uint64_t features,
 {
 	struct fake *f = impl;
 
-	(void)m, (void)q;
+	(void)m;
 	f->starts++;
 	f->started_nq = nq;
+	f->started_enabled = 0;
+	for (unsigned int i = 0; i < nq; i++)
+		f->started_enabled |= (unsigned int)q[i].enabled << i;
 	f->started_features = features;
 	if (f->start_ret)
 		return f->start_ret;
@@ -209,11 +213,28 @@ static void test_driver_ok_starts_with_queues(void **state)
 			 S_FOK | VIRTIO_CONFIG_S_DRIVER_OK);
 	assert_int_equal(c->f.starts, 1);
 	assert_int_equal(c->f.started_nq, 2);
+	assert_int_equal(c->f.started_enabled, 3);
 	assert_int_equal(c->f.started_features, f);
 	/* queue registers are frozen now */
 	c->v.queue_select = 0;
 	vdev_queue_set_size(&c->v, 64);
 	assert_int_equal(c->v.q[0].size, 128);
+}
+
+/* A driver may enable any subset of the queues: here only the second. */
+static void test_driver_ok_with_a_subset(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t f = (1ull << VIRTIO_F_VERSION_1) | F_DEV;
+
+	assert_int_equal(negotiate(&c->v, f), S_FOK);
+	setup_queue(&c->v, 1, 0x20000);
+	assert_int_equal(vdev_set_status(&c->v, S_FOK | VIRTIO_CONFIG_S_DRIVER_OK),
+			 S_FOK | VIRTIO_CONFIG_S_DRIVER_OK);
+	assert_int_equal(c->f.starts, 1);
+	assert_int_equal(c->f.started_nq, 2);
+	assert_int_equal(c->f.started_enabled, 2);
+	assert_false(vdev_get_status(&c->v) & VIRTIO_CONFIG_S_NEEDS_RESET);
 }
 
 static void test_driver_ok_without_features_ok(void **state)
@@ -371,6 +392,7 @@ int main(int argc, char **argv)
 		T(test_driver_ok_without_features_ok),
 		T(test_start_failure_needs_reset),
 		T(test_no_queue_enabled_needs_reset),
+		T(test_driver_ok_with_a_subset),
 		T(test_queue_enable_checks),
 		T(test_queue_select_out_of_range),
 		T(test_reset_stops_first),

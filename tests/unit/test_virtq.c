@@ -67,8 +67,11 @@ static void vqt_rings(struct vqt *t, uint16_t size, bool event_idx,
 	drv_vq_addrs(&t->drv, &d, &a, &u);
 	assert_int_equal(virtq_init(&t->vq, &t->fm.gm, size, d, a, u,
 				    event_idx, indirect), 0);
-	assert_int_equal(t->vq.last_avail, start);
-	assert_int_equal(t->vq.used_idx, start);
+	/* The device starts at 0 whatever the rings say; a start other
+	 * than 0 stands for that much earlier traffic. */
+	assert_int_equal(t->vq.last_avail, 0);
+	assert_int_equal(t->vq.used_idx, 0);
+	t->vq.last_avail = t->vq.used_idx = t->vq.published = start;
 }
 
 static void *hva(struct vqt *t, uint64_t gpa)
@@ -618,18 +621,98 @@ static void test_bad_next_at_end_of_ram(void **state)
 	assert_int_equal(pop(t), -EBADMSG);
 }
 
-/* An indirect descriptor after a direct one, and without the feature. */
-static void test_bad_indirect_placement(void **state)
+/* Direct descriptors, then one indirect descriptor that ends the chain:
+ * the device MUST handle it (virtio 1.2, 2.7.5.3.2); its WRITE flag is
+ * ignored. */
+static void test_indirect_after_direct(void **state)
 {
 	struct vqt *t = *state;
 	struct vring_desc *d;
 
 	vqt_rings(t, 8, false, true, 0);
 	d = hva(t, t->data + 0x4000);
-	d[0] = (struct vring_desc){ t->data, 16, 0, 0 };
+	d[0] = (struct vring_desc){ t->data + 16, 32, VRING_DESC_F_NEXT, 1 };
+	d[1] = (struct vring_desc){ t->data + 64, 1, VRING_DESC_F_WRITE, 0 };
 	set_desc(t, 2, t->data, 16, VRING_DESC_F_NEXT, 3);
-	set_desc(t, 3, t->data + 0x4000, 16, VRING_DESC_F_INDIRECT, 0);
+	set_desc(t, 3, t->data + 0x4000, 32,
+		 VRING_DESC_F_INDIRECT | VRING_DESC_F_WRITE, 0);
+	put_avail(t, 2);
+	assert_int_equal(pop(t), 1);
+	assert_int_equal(t->e.head, 2);
+	assert_int_equal(t->e.n_out, 2);
+	assert_int_equal(t->e.n_in, 1);
+	assert_int_equal(t->e.out_len, 48);
+	assert_iov(&t->iov[0], hva(t, t->data), 16);
+	assert_iov(&t->iov[1], hva(t, t->data + 16), 32);
+	assert_iov(&t->iov[2], hva(t, t->data + 64), 1);
+	/* ... but not an indirect descriptor that is followed by more. */
+	virtq_push(&t->vq, 2, 0);
+	set_desc(t, 3, t->data + 0x4000, 32,
+		 VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT, 4);
+	set_desc(t, 4, t->data, 16, 0, 0);
 	expect_bad_chain(t, 2);
+}
+
+/* An indirect table at any address in RAM, aligned or not. */
+static void test_indirect_unaligned(void **state)
+{
+	struct vqt *t = *state;
+	static const unsigned int offs[] = { 1, 2, 4, 8, 15 };
+
+	vqt_rings(t, 8, false, true, 0);
+	for (unsigned int i = 0; i < 5; i++) {
+		uint64_t tbl = t->data + 0x4000 + offs[i];
+		struct vring_desc dd[2] = {
+			{ t->data, 16, VRING_DESC_F_NEXT, 1 },
+			{ t->data + 16, 1, VRING_DESC_F_WRITE, 0 },
+		};
+
+		memcpy(hva(t, tbl), dd, sizeof(dd));
+		set_desc(t, 0, tbl, sizeof(dd), VRING_DESC_F_INDIRECT, 0);
+		put_avail(t, 0);
+		assert_int_equal(pop(t), 1);
+		assert_int_equal(t->e.n_out + t->e.n_in, 2);
+		assert_iov(&t->iov[1], hva(t, t->data + 16), 1);
+		virtq_push(&t->vq, 0, 1);
+	}
+}
+
+/* Buffers the driver made available before the device started (before
+ * DRIVER_OK) are served: the device starts at avail position 0. */
+static void test_served_from_zero(void **state)
+{
+	struct vqt *t = *state;
+	uint64_t d, a, u;
+
+	fakemem_reset_alloc(&t->fm);
+	memset(t->fm.base, 0, t->fm.size);
+	assert_int_equal(drv_vq_init(&t->drv, &t->fm, 8, true), 0);
+	t->data = fakemem_alloc(&t->fm, 64u << 10, 16);
+	for (unsigned int i = 0; i < 3; i++) {
+		struct drv_buf b = { t->data + i, 1, true };
+
+		assert_int_equal(drv_vq_add(&t->drv, &b, 1, false), i);
+	}
+	t->drv.used->idx = 5; /* garbage the device must not adopt */
+	drv_vq_addrs(&t->drv, &d, &a, &u);
+	assert_int_equal(virtq_init(&t->vq, &t->fm.gm, 8, d, a, u, true,
+				    false), 0);
+	for (unsigned int i = 0; i < 3; i++) {
+		assert_int_equal(pop(t), 1);
+		assert_int_equal(t->e.head, i);
+		virtq_push(&t->vq, (uint16_t)i, 1);
+	}
+	assert_int_equal(pop(t), 0);
+	virtq_publish(&t->vq);
+	assert_int_equal(t->drv.used->idx, 3);
+}
+
+/* An indirect descriptor without the feature. */
+static void test_bad_indirect_placement(void **state)
+{
+	struct vqt *t = *state;
+	struct vring_desc *d;
+
 	vqt_rings(t, 8, false, false, 0);
 	d = indirect_at(t, t->data + 0x4000, 16, 0);
 	d[0] = (struct vring_desc){ t->data, 16, 0, 0 };
@@ -1072,6 +1155,9 @@ int main(int argc, char **argv)
 		T(test_bad_indirect_table),
 		T(test_bad_indirect_contents),
 		T(test_bad_indirect_placement),
+		T(test_indirect_after_direct),
+		T(test_indirect_unaligned),
+		T(test_served_from_zero),
 		T(test_ring_avail_jump),
 		T(test_ring_head_out_of_range),
 		T(test_ring_head_reused),
