@@ -94,8 +94,12 @@ fuzz:
 deps:
 	@tests/deps.sh
 
+# The sanitizer builds of check run too: a relaxed store where a release
+# is needed compiles to the same x86 code, and only TSan sees it.
 test: deps
 	$(MAKE) check
+	$(MAKE) SAN=address,undefined check
+	$(MAKE) SAN=thread check
 	$(MAKE) e2e
 	$(MAKE) bench-smoke
 
@@ -107,6 +111,7 @@ guest:
 # when this host's KVM is too slow for Linux (kvmprobe decides).
 e2e: all guest
 	tests/e2e/run.sh
+	bench/vmh pytest
 
 # The main job: 2 vCPUs, ram:1G as /dev/vdb, fio randread-4k and
 # randwrite-4k, a summary at the end (tests/e2e/run-main.sh).
