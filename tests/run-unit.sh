@@ -2,7 +2,9 @@
 # Run test binaries; each prints cmocka's own summary.  An argument
 # "replay:BIN" replays the fuzz corpus tests/fuzz/corpus/NAME with BIN.
 # Ends with one "N passed, N failed" line counting binaries.
-# See tests/tsan.supp (only TSan builds read it).
+# Each binary runs under a timeout (UNIT_TIMEOUT seconds, default 600:
+# the sanitizer builds are slow), so a hang fails fast instead of eating
+# CI's time.  See tests/tsan.supp (only TSan builds read it).
 export TSAN_OPTIONS="${TSAN_OPTIONS:-suppressions=$(dirname "$0")/tsan.supp halt_on_error=1}"
 pass=0
 fail=0
@@ -18,9 +20,11 @@ for t in "$@"; do
 		set -- "$t"
 		;;
 	esac
-	if "$@"; then
+	if timeout -k 10 "${UNIT_TIMEOUT:-600}" "$@"; then
 		pass=$((pass + 1))
 	else
+		rc=$?
+		[ "$rc" -ne 124 ] || echo "$1: timed out after ${UNIT_TIMEOUT:-600} s"
 		fail=$((fail + 1))
 		failed="$failed $1"
 	fi
