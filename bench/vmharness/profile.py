@@ -17,8 +17,23 @@ import time
 
 from . import cmdlines, counters, fiojson, guestrun, paths
 
+SEED = ["--bs=512", "--ioengine=libaio", "--iodepth=64", "--numjobs=32",
+        "--direct=1", "--thread", "--group_reporting", "--norandommap",
+        "--time_based", "--runtime=8"]
+
 # The jobs, as fio arguments (the guest runs fio 3.33, built static).
 JOBS = {
+    # The four phases of seed 004's job (guest/jobs/seed-virtio-blk.fio),
+    # each time-based for 8 s with 32 jobs instead of 256 x 4 MiB.
+    "seed-seqread": ["--name=seed-seqread", "--rw=read"] + SEED,
+    "seed-seqwrite": ["--name=seed-seqwrite", "--rw=write"] + SEED,
+    # guest/jobs/seq-read.fio and seq-write.fio.
+    "seq-read": ["--name=seq-read", "--rw=read", "--bs=128k",
+                 "--ioengine=io_uring", "--iodepth=32", "--direct=1",
+                 "--group_reporting", "--time_based", "--runtime=5"],
+    "seq-write": ["--name=seq-write", "--rw=write", "--bs=128k",
+                  "--ioengine=io_uring", "--iodepth=32", "--direct=1",
+                  "--group_reporting", "--time_based", "--runtime=5"],
     # The seeds' kind of job (seed 004, reduced as guest/jobs says):
     # 512-byte random reads, 32 jobs at depth 64 through libaio.
     "seed-randread": ["--name=seed-randread", "--rw=randread", "--bs=512",
@@ -73,7 +88,7 @@ def guest_argv(cfg, cmdline, disk, args):
     d["queues"] = int(cfg["opts"].get("queues", args.queues))
     if cfg["kind"] == "vmm":
         d["opts"] = ["%s=%s" % (k, v) for k, v in cfg["opts"].items()
-                     if k not in ("queues", "bin", "env")]
+                     if k not in ("queues", "bin", "env", "jobs")]
         return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem,
                                  args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN))
     d["iothread"] = cfg["opts"].get("iothread", "on") == "on"
@@ -141,7 +156,8 @@ def run_plan(args):
     rng = random.Random(args.seed)
     runs_path = os.path.join(args.out, "runs.jsonl")
     for rep in range(args.repeats):
-        order = [(c, j) for c in cfgs for j in args.job]
+        order = [(c, j) for c in cfgs for j in args.job
+                 if j in c["opts"].get("jobs", j).split("+")]
         rng.shuffle(order)
         for i, (cfg, job) in enumerate(order):
             for attempt in range(1, args.tries + 1):
@@ -195,6 +211,7 @@ def load(out_dir):
 def table(runs, configs, job):
     """Markdown: one row per figure, one column per configuration (mean
     over its runs, with the run count), QEMU-relative where it applies."""
+    configs = [c for c in configs if any(r["config"] == c and r["job"] == job for r in runs)]
     per = {c: [per_request(r) for r in runs
                if r["config"] == c and r["job"] == job and "fio" in r]
            for c in configs}
@@ -261,8 +278,12 @@ def paired_ratio(runs, job, base, other, key="iops"):
 
 def ratio_lines(runs, configs, job):
     out = []
-    base = configs[0]
     for c in configs[1:]:
+        # vmm-X is compared with qemu-X where there is one, else with the
+        # first configuration.
+        base = "qemu" + c[3:] if c.startswith("vmm") and "qemu" + c[3:] in configs else configs[0]
+        if base == c or not any(r["config"] == c and r["job"] == job for r in runs):
+            continue
         pr = paired_ratio(runs, job, base, c)
         if not pr:
             out.append("%s / %s IOPS: fewer than 2 paired repeats" % (c, base))
@@ -283,9 +304,8 @@ def analyse(out_dir):
         if r["job"] not in jobs:
             jobs.append(r["job"])
     parts = []
-    if "qemu" in configs:
-        configs.remove("qemu")
-        configs.insert(0, "qemu")  # the baseline of every ratio
+    qemus = [c for c in configs if c.startswith("qemu")]
+    configs = qemus + [c for c in configs if c not in qemus]  # baselines first
     for job in jobs:
         parts.append(table(runs, configs, job))
         parts.append("\n".join(ratio_lines(runs, configs, job)))
