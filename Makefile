@@ -120,6 +120,11 @@ run: all guest
 
 bench: $(BENCH_BIN)
 
+# The device alone, driven from the host, against the host's fio (the
+# full matrix takes a few minutes; DEVBENCH_ARGS=--quick for a subset).
+devbench: $(BENCH_BIN)
+	$(BENCH_BIN) $(DEVBENCH_ARGS)
+
 # A short run of bench/vmbench (one repeat, one tiny job) and checks of
 # everything it writes (tests/bench-smoke.sh).
 bench-smoke: all guest

@@ -21,6 +21,12 @@
  * empty), as all the figures in bench/RESULTS.md were taken before idle
  * polling existed, and so that callgrind counts stay deterministic; the
  * VMM's default is poll=32.
+ *
+ * Raw mode (rows ending in -raw): the device's own capacity without any
+ * thread wake-up.  The driver never sleeps: it spins on the used ring with
+ * callbacks off (so the device never interrupts), and the iothreads poll
+ * with a 1 s window (so they never ask for a kick while the driver runs).
+ * Batch is off, as in the VMM's default.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -103,6 +109,7 @@ struct point {
 	bool write;
 	unsigned int qd, nq;
 	bool batch;
+	bool raw;     /* see the top of this file */
 	char name[64];
 	struct result r;
 	int base;     /* index into baselines, -1 if none */
@@ -231,6 +238,7 @@ struct drv {
 	uint64_t rng;
 	uint64_t t_warm, t_end;    /* time mode: measure [t_warm, t_end) */
 	uint64_t quota;            /* requests mode: requests to complete */
+	bool raw;                  /* spin on the used ring, never sleep */
 	uint64_t t_sub[QSIZE];
 	/* results */
 	struct hist h;
@@ -354,6 +362,12 @@ static void *drv_thread(void *arg)
 			break;
 		if (drv_reap(d, &inflight, &t))
 			continue;
+		if (d->raw) {
+			/* Spin: callbacks stay off, nothing sleeps. */
+			__builtin_ia32_pause();
+			t = now_ns();
+			continue;
+		}
 		/* Nothing used: ask for an interrupt, look again, sleep. */
 		if (drv_vq_enable_cb(&d->q.vq)) {
 			drv_vq_disable_cb(&d->q.vq);
@@ -375,13 +389,13 @@ struct dut {
 	struct blk_stats seen; /* stats already accounted */
 };
 
-static struct dut duts[BE_N][2];
+static struct dut duts[BE_N][3]; /* [be][off, batch, raw] */
 
 static int ram_prefill(struct blk_dev *d);
 
-static int dut_get(enum be be, bool batch, struct dut **out)
+static int dut_get(enum be be, bool batch, bool raw, struct dut **out)
 {
-	struct dut *u = &duts[be][batch];
+	struct dut *u = &duts[be][raw ? 2 : batch];
 	struct blk_opts o = { 0 };
 	char msg[256] = "";
 	int ret;
@@ -394,7 +408,7 @@ static int dut_get(enum be be, bool batch, struct dut **out)
 	o.ram_size = opt.size;
 	o.direct = be == BE_DISK;
 	o.batch = batch;
-	o.poll_us = 0; /* see the top of this file */
+	o.poll_us = raw ? BLK_POLL_US_MAX : 0; /* see the top of this file */
 	o.queues = MAXQ;
 	snprintf(o.serial, sizeof(o.serial), "devbench");
 	ret = blk_dev_create(&o, &u->d, msg, sizeof(msg));
@@ -469,6 +483,7 @@ static int drv_setup(struct drv *d, struct fakemem *fm, const struct point *p,
 	/* Touch the buffers now, not during the measurement. */
 	memset(fakemem_hva(fm, d->buf_gpa), 0xa5, (size_t)QSIZE * BS);
 	d->qd = p->qd;
+	d->raw = p->raw;
 	d->type = p->write ? VIRTIO_BLK_T_OUT : VIRTIO_BLK_T_IN;
 	d->nblocks = opt.size / BS;
 	d->rng = opt.seed * 0x9e3779b97f4a7c15ull + i + 1;
@@ -611,7 +626,7 @@ static int run_point(const struct point *p, struct result *r)
 	struct dut *u;
 	int ret;
 
-	ret = dut_get(p->be, p->batch, &u);
+	ret = dut_get(p->be, p->batch, p->raw, &u);
 	if (ret)
 		return ret;
 	dv = calloc(MAXQ, sizeof(*dv));
@@ -893,9 +908,12 @@ static int base_get(enum fio_kind kind, bool write, unsigned int qd,
 
 static const unsigned int qds[] = { 1, 32, 128 };
 
+/* mode: 0 off, 1 batch, 2 raw */
 static void add_point(enum be be, bool w, unsigned int qd, unsigned int nq,
-		      bool bt)
+		      unsigned int mode)
 {
+	static const char *const mode_name[] = { "off", "batch", "raw" };
+	bool bt = mode == 1;
 	static const char *const quick[] = { "tmpfs-randread-qd32-1q-off",
 					     "ram-randread-qd32-1q-off" };
 	struct point *p = &points[npoints];
@@ -906,8 +924,9 @@ static void add_point(enum be be, bool w, unsigned int qd, unsigned int nq,
 	p->qd = qd;
 	p->nq = nq;
 	p->batch = bt;
+	p->raw = mode == 2;
 	snprintf(p->name, sizeof(p->name), "%s-%s-qd%u-%uq-%s", be_name[be],
-		 w ? "randwrite" : "randread", qd, nq, bt ? "batch" : "off");
+		 w ? "randwrite" : "randread", qd, nq, mode_name[mode]);
 	keep = filter_match(p->name);
 	if (opt.quick && !opt.filter)
 		keep = !strcmp(p->name, quick[0]) || !strcmp(p->name, quick[1]);
@@ -925,17 +944,17 @@ static void add_point(enum be be, bool w, unsigned int qd, unsigned int nq,
 	npoints++;
 }
 
-/* backend x rw x depth x queues x batch, in that order */
+/* backend x rw x depth x queues x mode (off, batch, raw), in that order */
 static void build_matrix(void)
 {
-	unsigned int n = BE_N * 2 * 3 * MAXQ * 2;
+	unsigned int n = BE_N * 2 * 3 * MAXQ * 3;
 
 	for (unsigned int i = 0; i < n; i++) {
-		unsigned int bt = i % 2, nq = i / 2 % MAXQ + 1;
-		unsigned int qi = i / (2 * MAXQ) % 3, w = i / (6 * MAXQ) % 2;
-		unsigned int be = i / (12 * MAXQ);
+		unsigned int mode = i % 3, nq = i / 3 % MAXQ + 1;
+		unsigned int qi = i / (3 * MAXQ) % 3, w = i / (9 * MAXQ) % 2;
+		unsigned int be = i / (18 * MAXQ);
 
-		add_point((enum be)be, w, qds[qi], nq, bt);
+		add_point((enum be)be, w, qds[qi], nq, mode);
 	}
 }
 
@@ -1118,10 +1137,10 @@ static void json_points(FILE *f)
 			continue;
 		fprintf(f, "%s    {\"name\": \"%s\", \"backend\": \"%s\", "
 			   "\"rw\": \"%s\", \"bs\": %u, \"qd\": %u, \"queues\": %u, "
-			   "\"batch\": %s, ",
+			   "\"batch\": %s, \"raw\": %s, ",
 			first ? "" : ",\n", p->name, be_name[p->be],
 			p->write ? "randwrite" : "randread", BS, p->qd, p->nq,
-			p->batch ? "true" : "false");
+			p->batch ? "true" : "false", p->raw ? "true" : "false");
 		json_result(f, &p->r);
 		if (b)
 			fprintf(f, ", \"baseline\": \"%s\", \"ratio_iops\": %.4f",
@@ -1190,6 +1209,8 @@ static void print_targets(void)
 		{ "disk-randread-qd32-1q-off", 0.9, "file on disk (O_DIRECT) vs host fio io_uring" },
 		{ "ram-randread-qd32-1q-off", 2.0, "RAM disk vs host fio psync on tmpfs" },
 		{ "ram-randread-qd32-1q-batch", 2.0, "RAM disk vs host fio psync on tmpfs" },
+		{ "tmpfs-randread-qd32-1q-raw", 1.0, "file on tmpfs vs host fio io_uring, raw" },
+		{ "ram-randread-qd32-1q-raw", 2.0, "RAM disk vs host fio psync on tmpfs, raw" },
 	};
 
 	for (unsigned int i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -1215,14 +1236,16 @@ static void usage(FILE *f)
 "usage: devbench [options]\n"
 "  4 KiB random read/write at queue depth 1, 32, 128 with 1 and 2 queues\n"
 "  on three backends (file on tmpfs, file on disk with O_DIRECT, RAM disk),\n"
-"  batch off and on; the host's own fio on the same file is the baseline:\n"
+"  batch off, batch on and raw; the host's own fio on the same file is the baseline:\n"
 "  io_uring, same depth, numjobs = queues (direct=1 on disk, direct=0 on\n"
 "  tmpfs, which has no O_DIRECT); RAM rows: fio psync on a tmpfs file.\n"
 "  --quick          a short subset (tmpfs and RAM, randread QD32 1 queue)\n"
 "  --seconds N      measured seconds per point (default 1; quick 0.5)\n"
 "  --warmup N       seconds before measuring (default 0.25; quick 0.1)\n"
 "  --filter PAT,..  rows whose name contains PAT (or matches a glob)\n"
-"                   names: BACKEND-RW-qdN-Nq-off|batch, e.g.\n"
+"                   names: BACKEND-RW-qdN-Nq-off|batch|raw, e.g.\n"
+"                   ram-randread-qd32-1q-raw (raw: the driver spins on\n"
+"                   the used ring and the iothreads poll; nothing sleeps)\n"
 "                   ram-randread-qd32-1q-off\n"
 "  --json PATH      also write the results as JSON\n"
 "  --size SIZE      disk size (default 512M; quick 64M)\n"

@@ -81,6 +81,7 @@ int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 		   unsigned int msglen)
 {
 	char *opt, *rest = spec, *first;
+	char seen[256] = ","; /* ",name,name," of the options so far */
 	bool ram;
 
 	memset(o, 0, sizeof(*o));
@@ -96,9 +97,17 @@ int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 	if (!ram)
 		o->path = first;
 	while ((opt = strsep(&rest, ","))) {
-		char copy[64];
+		char copy[64], name[64];
 
 		snprintf(copy, sizeof(copy), "%s", opt);
+		/* The same option twice is refused, not silently the last. */
+		snprintf(name, sizeof(name), ",%.*s,", (int)strcspn(opt, "="),
+			 opt);
+		if (strstr(seen, name))
+			return blk_opt_err(msg, msglen, "disk option given twice",
+					   copy);
+		if (strlen(seen) + strlen(name) < sizeof(seen))
+			strcat(seen, name + 1);
 		if (blk_opt_one(opt, o, ram))
 			return blk_opt_err(msg, msglen, "bad disk option",
 					   copy);

@@ -30,7 +30,11 @@ static const char usage_main[] =
 	"\n"
 	"Options:\n"
 	"  -h, --help     show this help and exit\n"
-	"  -V, --version  show the version and exit\n";
+	"  -V, --version  show the version and exit\n"
+	"\n"
+	"Exit status: see 'vmm run --help' for run; probe exits 0 when KVM\n"
+	"runs guests at hardware speed, 6 when it works but is emulated (too\n"
+	"slow for a Linux guest), 1 when KVM cannot be used, 2 on bad usage.\n";
 
 static const char usage_run[] =
 	"Usage: vmm run -k BZIMAGE [OPTION]...\n"

@@ -96,6 +96,8 @@ bad_common() {
 	bad bad-ram-size 'bad RAM disk size' "$VMM" run -k "$K" -d ram:12X
 	bad zero-ram-size 'bad RAM disk size' "$VMM" run -k "$K" -d ram:0
 	bad bad-queues 'queues=0' "$VMM" run -k "$K" -d ram:1M,queues=0
+	bad disk-opt-twice 'given twice' "$VMM" run -k "$K" \
+		-d ram:1M,queues=1,queues=2
 	bad long-serial 'serial' "$VMM" run -k "$K" \
 		-d "ram:1M,serial=$(printf '%030d' 0)"
 	bad missing-disk 'No such file' "$VMM" run -k "$K" \

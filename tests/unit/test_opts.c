@@ -73,9 +73,9 @@ static void test_path_each_option(void **state)
 	parse(&p, "a,batch=off");
 	assert_int_equal(p.ret, 0);
 	assert_false(p.o.batch);
-	parse(&p, "a,batch=on,batch=off");
+	parse(&p, "a,batch=on");
 	assert_int_equal(p.ret, 0);
-	assert_false(p.o.batch);
+	assert_true(p.o.batch);
 	parse(&p, "a,poll=0");
 	assert_int_equal(p.ret, 0);
 	assert_int_equal(p.o.poll_us, 0);
@@ -196,6 +196,11 @@ static void test_refused_options(void **state)
 	expect_refused("ram:1G,ro", "ro");
 	expect_refused("ram:1G,direct", "direct");
 	expect_refused("ram:1G,queues=17", NULL);
+	/* The same option twice is refused, whatever the values. */
+	expect_refused("a,queues=2,queues=4", "given twice");
+	expect_refused("a,ro,ro", "given twice");
+	expect_refused("a,batch=on,poll=1,batch=off", "given twice");
+	expect_refused("ram:1G,serial=x,serial=y", "given twice");
 }
 
 /* A NULL or tiny message buffer is fine. */
