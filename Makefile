@@ -43,9 +43,10 @@ FUZZ_REPLAY  := $(FUZZ_SRC:tests/fuzz/%.c=$(O)/fuzz-replay/%)
 FUZZ_SECONDS ?= 60
 
 BENCH_BIN := $(O)/bench/devbench
+TOOLS     := $(O)/tests/no-uring
 
 .PHONY: all check test unit fuzz-replay fuzz deps guest e2e run devbench bench bench-smoke clean
-all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN)
+all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN) $(TOOLS)
 
 $(O)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -65,6 +66,11 @@ $(O)/vmm: $(VMM_OBJ) $(O)/libcore.a
 $(O)/tests/%: $(O)/tests/unit/%.o $(TEST_SUP_OBJ) $(O)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+
+# Helpers of the end-to-end tests (tests/tools).
+$(O)/tests/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
 
 $(O)/bench/devbench: $(O)/bench/devbench.o $(TEST_SUP_OBJ) $(O)/libcore.a
 	@mkdir -p $(dir $@)

@@ -26,6 +26,7 @@ struct blk_backend_info {
 	bool ro;
 	bool discard;      /* discard works */
 	bool write_zeroes; /* write-zeroes works */
+	char note[160];    /* one line for the user, or "" */
 };
 
 struct blk_queue_params {

@@ -53,6 +53,7 @@ struct blk_backend {
 	int wz_mode;       /* WRITE_ZEROES, unmap clear */
 	int wz_unmap_mode; /* WRITE_ZEROES, unmap set */
 	bool sync_rw;      /* IN/OUT served in submit(): see probe_sync_rw() */
+	bool sync_all;     /* engine=sync, or no io_uring: no ring at all */
 };
 
 struct blk_bq {
@@ -65,7 +66,8 @@ struct blk_bq {
 	unsigned int depth;
 	unsigned int inflight;
 	bool need_kick;    /* SQEs prepped outside submit() */
-	bool sync_rw;      /* b->sync_rw */
+	bool sync_rw;      /* b->sync_rw or b->sync_all */
+	bool sync_all;     /* b->sync_all: every request done in submit() */
 	struct blk_fifo done; /* finished in submit() (sync_rw only) */
 	struct blk_req *slot[];
 };
@@ -306,6 +308,35 @@ static int size_check(const char *p, uint64_t size, uint32_t blk_size,
 	return 0;
 }
 
+/* engine=sync, or auto on a host where io_uring_setup fails (an old
+ * kernel, kernel.io_uring_disabled, a container's seccomp profile):
+ * every request is a synchronous call in its iothread. */
+static int choose_engine(const struct blk_opts *o, struct blk_backend *b,
+			 struct blk_backend_info *info, char *msg,
+			 unsigned int msglen)
+{
+	struct io_uring ring;
+	int ret;
+
+	if (o->engine == BLK_ENGINE_SYNC) {
+		b->sync_all = true;
+		return 0;
+	}
+	ret = io_uring_queue_init(1, &ring, 0);
+	if (!ret) {
+		io_uring_queue_exit(&ring);
+		return 0;
+	}
+	if (o->engine == BLK_ENGINE_URING)
+		return fail(msg, msglen, ret, "%s: engine=uring: io_uring: %s",
+			    o->path, strerror(-ret));
+	b->sync_all = true;
+	snprintf(info->note, sizeof(info->note),
+		 "%s: io_uring unavailable (%s): serving it with synchronous "
+		 "I/O in its iothreads", o->path, strerror(-ret));
+	return 0;
+}
+
 static int file_open(const struct blk_opts *o, struct blk_backend **out,
 		     struct blk_backend_info *info, char *msg,
 		     unsigned int msglen)
@@ -348,6 +379,11 @@ static int file_open(const struct blk_opts *o, struct blk_backend **out,
 		.discard = b->discard_mode != 0,
 		.write_zeroes = b->wz_mode != 0,
 	};
+	ret = choose_engine(o, b, info, msg, msglen);
+	if (ret) {
+		free(b);
+		goto err_close;
+	}
 	*out = b;
 	return 0;
 
@@ -397,22 +433,29 @@ static int file_queue_open(struct blk_backend *b,
 {
 	struct blk_bq *q;
 	unsigned int entries = 1;
+	bool sync;
 	int ret;
 
 	if (!p->depth || p->depth > 32768)
 		return -EINVAL;
 	while (entries < p->depth)
 		entries <<= 1;
-	q = calloc(1, sizeof(*q) + (b->sync_rw ? p->depth : 0) *
-					   sizeof(q->slot[0]));
+	sync = b->sync_rw || b->sync_all;
+	q = calloc(1, sizeof(*q) + (sync ? p->depth : 0) * sizeof(q->slot[0]));
 	if (!q)
 		return -ENOMEM;
 	q->b = b;
-	q->sync_rw = b->sync_rw;
-	q->done = (struct blk_fifo){ .size = b->sync_rw ? p->depth : 0,
+	q->sync_rw = sync;
+	q->sync_all = b->sync_all;
+	q->done = (struct blk_fifo){ .size = sync ? p->depth : 0,
 				     .slot = q->slot };
 	q->depth = p->depth;
 	q->wflags = p->write_through ? RWF_DSYNC : 0;
+	if (q->sync_all) {
+		q->efd = -1;
+		*out = q;
+		return 0;
+	}
 	q->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (q->efd < 0) {
 		ret = -errno;
@@ -539,6 +582,34 @@ static uint8_t sync_rw(struct blk_bq *q, struct blk_req *r)
 	return VIRTIO_BLK_S_OK;
 }
 
+/* FLUSH, DISCARD, WRITE_ZEROES now (the sync engine). */
+static uint8_t sync_other(struct blk_bq *q, struct blk_req *r)
+{
+	off_t off = (off_t)(r->sector << BLK_SECTOR_SHIFT);
+	int mode, ret;
+
+	switch (r->type) {
+	case VIRTIO_BLK_T_FLUSH:
+		do
+			ret = fdatasync(q->b->fd);
+		while (ret && errno == EINTR);
+		return ret ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
+	case VIRTIO_BLK_T_DISCARD:
+	case VIRTIO_BLK_T_WRITE_ZEROES:
+		mode = req_falloc_mode(q->b, r);
+		if (!mode)
+			return VIRTIO_BLK_S_UNSUPP;
+		do
+			ret = fallocate(q->b->fd, mode, off, (off_t)r->len);
+		while (ret && errno == EINTR);
+		if (ret && errno == EOPNOTSUPP)
+			return VIRTIO_BLK_S_UNSUPP;
+		return ret ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
+	default:
+		return VIRTIO_BLK_S_UNSUPP;
+	}
+}
+
 static int file_submit(struct blk_bq *q, struct blk_req *r)
 {
 	struct io_uring_sqe *sqe;
@@ -554,6 +625,9 @@ static int file_submit(struct blk_bq *q, struct blk_req *r)
 			   r->type == VIRTIO_BLK_T_OUT)) {
 		r->result = sync_rw(q, r);
 		blk_fifo_push(&q->done, r);
+	} else if (q->sync_all) {
+		r->result = sync_other(q, r);
+		blk_fifo_push(&q->done, r);
 	} else {
 		sqe = io_uring_get_sqe(&q->ring);
 		if (!sqe)
@@ -568,6 +642,8 @@ static void file_kick(struct blk_bq *q)
 {
 	int ret = 0;
 
+	if (q->sync_all)
+		return;
 	if (io_uring_sq_ready(&q->ring))
 		ret = io_uring_submit(&q->ring);
 	/* -EAGAIN/-EBUSY/-EINTR (or a partial submit): the SQEs stay in
@@ -652,6 +728,8 @@ static unsigned int file_reap(struct blk_bq *q, struct blk_req **done,
 	unsigned int head, seen = 0, n = blk_fifo_pop(&q->done, done, max);
 
 	q->inflight -= n;
+	if (q->sync_all)
+		return n;
 	/* Completions may wait as task work (COOP_TASKRUN) until we enter
 	 * the kernel: do so only when the ring is empty and they do. */
 	if (!io_uring_cq_ready(&q->ring) &&
@@ -690,6 +768,12 @@ static void file_queue_close(struct blk_bq *q)
 
 	if (!q)
 		return;
+	if (q->sync_all) {
+		/* Nothing is ever in flight past submit(): the FIFO is the
+		 * caller's to reap before closing. */
+		free(q);
+		return;
+	}
 	while (q->inflight) {
 		/* Also pushes anything prepped and not yet submitted.  Waits
 		 * only when something is in the ring, not just in the FIFO. */

@@ -233,6 +233,11 @@ void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s)
 	*s = d->stats;
 }
 
+const char *blk_dev_note(const struct blk_dev *d)
+{
+	return d->info.note;
+}
+
 const struct lat_queue *blk_dev_latency(const struct blk_dev *d,
 					unsigned int q)
 {

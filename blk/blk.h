@@ -17,6 +17,10 @@
 #define BLK_MAX_QUEUES 16
 #define BLK_QUEUE_SIZE 256 /* queue size we offer */
 
+/* How a file or block device is served: io_uring (falling back to
+ * synchronous calls when the host has none), or either by choice. */
+enum blk_engine { BLK_ENGINE_AUTO, BLK_ENGINE_URING, BLK_ENGINE_SYNC };
+
 struct blk_opts {
 	const char *path;  /* backing file or block device; NULL for RAM */
 	uint64_t ram_size; /* bytes, for the RAM disk */
@@ -25,13 +29,15 @@ struct blk_opts {
 	bool batch;        /* submit and complete once per drain pass */
 	unsigned int queues;
 	unsigned int poll_us; /* most an idle iothread polls before sleeping */
+	enum blk_engine engine;
 	char serial[BLK_ID_BYTES + 1];
 };
 
 #define BLK_POLL_US_DEFAULT 32 /* as QEMU's iothread poll-max-ns */
 #define BLK_POLL_US_MAX 1000000
 
-/* Parse "PATH[,ro][,direct][,queues=N][,serial=ID][,batch=on][,poll=US]"
+/* Parse "PATH[,ro][,direct][,queues=N][,serial=ID][,batch=on][,poll=US]
+ * [,engine=uring|sync]"
  * or "ram:SIZE[,queues=N][,serial=ID][,batch=on][,poll=US]".  0 or
  * -EINVAL with one line in msg.  o->path points into spec. */
 int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
@@ -75,6 +81,9 @@ void blk_dev_stop(struct blk_dev *d);
 
 /* Totals over queues stopped so far (read after blk_dev_stop). */
 void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s);
+/* One line for the user about how the disk is served ("" if nothing to
+ * say): set when io_uring was wanted and the host refused it. */
+const char *blk_dev_note(const struct blk_dev *d);
 /* Queue q's latency breakdown over its stopped runs (read after
  * blk_dev_stop); NULL if there is no such queue. */
 const struct lat_queue *blk_dev_latency(const struct blk_dev *d,

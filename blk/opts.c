@@ -70,6 +70,10 @@ static int blk_opt_one(char *opt, struct blk_opts *o, bool ram)
 		return blk_opt_uint(v, 1, BLK_MAX_QUEUES, &o->queues);
 	else if (!strcmp(opt, "poll") && v)
 		return blk_opt_uint(v, 0, BLK_POLL_US_MAX, &o->poll_us);
+	else if (!strcmp(opt, "engine") && v && !strcmp(v, "uring") && !ram)
+		o->engine = BLK_ENGINE_URING;
+	else if (!strcmp(opt, "engine") && v && !strcmp(v, "sync") && !ram)
+		o->engine = BLK_ENGINE_SYNC;
 	else if (!strcmp(opt, "serial") && v && *v && strlen(v) <= BLK_ID_BYTES)
 		strcpy(o->serial, v);
 	else

@@ -50,10 +50,14 @@ static const char usage_run[] =
 	"  -c, --cpus N          vCPUs (default 1, at most 64)\n"
 	"  -d, --disk SPEC       add a virtio-blk disk (vda, vdb, ... in order):\n"
 	"      PATH[,ro][,direct][,queues=N][,serial=ID][,batch=on][,poll=US]\n"
+	"          [,engine=uring|sync]\n"
 	"      ram:SIZE[,queues=N][,serial=ID][,batch=on][,poll=US]\n"
 	"                        queues default to the vCPU count; at most 16 disks;\n"
 	"                        poll: most microseconds an idle iothread polls\n"
 	"                        before it sleeps (default 32, 0 = never)\n"
+	"                        engine: io_uring (the default; where the host\n"
+	"                        refuses it, synchronous calls, said in one line)\n"
+	"                        or synchronous calls in the iothreads\n"
 	"  -v, --verbose         more log messages (repeat for debug); at exit,\n"
 	"                        each disk's counters and per-queue latency:\n"
 	"                        pop to submit, submit to completion, completion\n"
@@ -220,6 +224,9 @@ static int open_disks(const struct vmm_config *c, struct inputs *in,
 			snprintf(msg, msglen, "disk vd%c: %s", 'a' + i, why);
 			return -1;
 		}
+		if (*blk_dev_note(in->disk[i]))
+			pr_warn("disk vd%c: %s", 'a' + i,
+				blk_dev_note(in->disk[i]));
 	}
 	return 0;
 }

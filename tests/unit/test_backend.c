@@ -46,6 +46,7 @@ struct cfg {
 	const char *dir; /* NULL: the RAM disk */
 	bool direct;
 	bool bdev;       /* a loop device over a file in dir */
+	enum blk_engine engine;
 };
 
 static const struct cfg *cfg;
@@ -142,6 +143,7 @@ static void disk_open(struct t *t, bool ro)
 		.ro = ro,
 		.direct = cfg->direct,
 		.queues = 1,
+		.engine = cfg->engine,
 	};
 	ret = cfg->ops->open(&t->o, &t->b, &t->info, msg, sizeof(msg));
 	if (ret)
@@ -327,7 +329,7 @@ static bool expect_sync(const struct t *t)
 	bool ret;
 	int fd;
 
-	if (!cfg->dir)
+	if (!cfg->dir || cfg->engine == BLK_ENGINE_SYNC)
 		return true;
 	if (cfg->bdev || statfs(t->path, &sfs) ||
 	    (sfs.f_type != TMPFS_MAGIC && sfs.f_type != RAMFS_MAGIC))
@@ -615,8 +617,8 @@ static void test_wait_fd(void **state)
 
 	open_rw(state, 8, false);
 	fd = cfg->ops->wait_fd(t->q);
-	if (!cfg->dir) {
-		assert_int_equal(fd, -1);
+	if (!cfg->dir || cfg->engine == BLK_ENGINE_SYNC) {
+		assert_int_equal(fd, -1); /* completions are synchronous */
 		return;
 	}
 	assert_true(fd >= 0);
@@ -649,9 +651,10 @@ static void test_rw_path(void **state)
 	assert_int_equal(done_in_submit(t, &r[0]), sync);
 	assert_int_equal(r[0].result, VIRTIO_BLK_S_OK);
 	assert_memory_equal(t->wbuf, t->rbuf, 8192);
-	/* FLUSH goes through io_uring on every file. */
+	/* FLUSH goes through io_uring on every file (engine=sync: none). */
 	req_set(&r[0], VIRTIO_BLK_T_FLUSH, 0, 0, NULL, 0);
-	assert_int_equal(done_in_submit(t, &r[0]), !cfg->dir);
+	assert_int_equal(done_in_submit(t, &r[0]),
+			 !cfg->dir || cfg->engine == BLK_ENGINE_SYNC);
 	assert_int_equal(r[0].result, VIRTIO_BLK_S_OK);
 	/* Both kinds in flight at once, each comes back exactly once. */
 	memset(t->rbuf, 0, 8192);
@@ -1037,19 +1040,26 @@ static bool bdev_usable(const char *dir)
 int main(int argc, char **argv)
 {
 	static const struct cfg cfgs[] = {
-		{ "backend:ram", &blk_backend_ram, NULL, false, false },
+		{ "backend:ram", &blk_backend_ram, NULL, false, false,
+		  BLK_ENGINE_AUTO },
 		{ "backend:file:/tmp", &blk_backend_file, "/tmp", false,
-		  false },
+		  false, BLK_ENGINE_AUTO },
 		{ "backend:file:/var/tmp", &blk_backend_file, "/var/tmp", false,
-		  false },
+		  false, BLK_ENGINE_AUTO },
 		{ "backend:file:/dev/shm", &blk_backend_file, "/dev/shm", false,
-		  false },
+		  false, BLK_ENGINE_AUTO },
 		{ "backend:file:/var/tmp,direct", &blk_backend_file, "/var/tmp",
-		  true, false },
+		  true, false, BLK_ENGINE_AUTO },
 		{ "backend:bdev:loop", &blk_backend_file, "/var/tmp", false,
-		  true },
+		  true, BLK_ENGINE_AUTO },
 		{ "backend:bdev:loop,direct", &blk_backend_file, "/var/tmp",
-		  true, true },
+		  true, true, BLK_ENGINE_AUTO },
+		{ "backend:file:/var/tmp,engine=sync", &blk_backend_file,
+		  "/var/tmp", false, false, BLK_ENGINE_SYNC },
+		{ "backend:file:/var/tmp,direct,engine=sync", &blk_backend_file,
+		  "/var/tmp", true, false, BLK_ENGINE_SYNC },
+		{ "backend:bdev:loop,engine=sync", &blk_backend_file, "/var/tmp",
+		  false, true, BLK_ENGINE_SYNC },
 	};
 	const struct CMUnitTest tests[] = {
 		T(test_write_read),    T(test_multi_iov),

@@ -32,6 +32,11 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -51,7 +56,7 @@
 #define SERIAL "harness-serial-0123" /* 19 chars */
 #define FEAT_EVENT_IDX (1ull << VIRTIO_RING_F_EVENT_IDX)
 
-enum be { BE_FILE, BE_RAM };
+enum be { BE_FILE, BE_RAM, BE_FILE_SYNC }; /* FILE_SYNC: engine=sync */
 
 struct cfg {
 	const char *name;
@@ -130,9 +135,10 @@ static int fx_open(struct fx *f, enum be be, bool ro, bool batch,
 	int ret;
 
 	f->be = be;
-	if (be == BE_FILE)
+	if (be != BE_RAM)
 		make_file(f, HDISK, seed);
-	o.path = be == BE_FILE ? f->path : NULL;
+	o.path = be != BE_RAM ? f->path : NULL;
+	o.engine = be == BE_FILE_SYNC ? BLK_ENGINE_SYNC : BLK_ENGINE_AUTO;
 	o.ram_size = HDISK;
 	o.ro = ro;
 	o.batch = batch;
@@ -488,7 +494,7 @@ static void test_read_only(void **state)
 	read_disk(f, after, HDISK);
 	assert_memory_equal(before, after, HDISK);
 	fx_stop(f);
-	if (f->be == BE_FILE) {
+	if (f->be != BE_RAM) {
 		uint64_t seed = 7;
 
 		fill_random(before, HDISK, &seed); /* as make_file wrote it */
@@ -590,6 +596,76 @@ static uint64_t ms_since(const struct timespec *t0)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)((int64_t)(t.tv_sec - t0->tv_sec) * 1000 +
 			  (int64_t)(t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+/* Make io_uring_setup fail with ENOSYS in this process from now on, as
+ * on a host without io_uring (a seccomp filter, as container runtimes
+ * install). */
+static void forbid_io_uring(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		_exit(90);
+}
+
+/* In a child without io_uring: engine=uring is refused at open, the
+ * default falls back to synchronous I/O with a note, and serves. */
+static int no_uring_child(struct fx *f)
+{
+	struct blk_opts o = { .ram_size = HDISK, .queues = 1,
+			      .poll_us = 0, .engine = BLK_ENGINE_URING };
+	char msg[256] = "";
+	uint32_t used = 0;
+
+	forbid_io_uring();
+	o.path = f->path;
+	if (blk_dev_create(&o, &f->d, msg, sizeof(msg)) != -ENOSYS ||
+	    !strstr(msg, "engine=uring"))
+		return 91;
+	o.engine = BLK_ENGINE_AUTO;
+	if (blk_dev_create(&o, &f->d, msg, sizeof(msg)) ||
+	    !strstr(blk_dev_note(f->d), "io_uring unavailable"))
+		return 92;
+	fx_start(f, 1, 0);
+	memset(hva(f, f->buf[0]), 0x5a, 4096);
+	if (req(f, 0, VIRTIO_BLK_T_OUT, 8, 4096, false, 1, false, &used) ||
+	    req(f, 0, VIRTIO_BLK_T_FLUSH, 0, 0, false, 1, false, &used))
+		return 93;
+	memset(hva(f, f->buf[0]), 0, 4096);
+	if (req(f, 0, VIRTIO_BLK_T_IN, 8, 4096, true, 1, false, &used) ||
+	    hva(f, f->buf[0])[4095] != 0x5a)
+		return 94;
+	fx_close(f);
+	return 0;
+}
+
+static void test_no_io_uring(void **state)
+{
+	struct fx *f = *state;
+	int st;
+	pid_t pid;
+
+	if (cfg->be != BE_FILE)
+		skip();
+	make_file(f, HDISK, 3);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(no_uring_child(f));
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	unlink(f->path);
+	f->path[0] = '\0';
 }
 
 /* A driver thread that keeps the queue full as fast as it can. */
@@ -1120,7 +1196,7 @@ static void harness(struct fx *f, bool batch, bool event_idx)
 	assert_int_equal(st.ring_errors, 0);
 	assert_int_equal(st.io_errors, 0);
 	assert_true(st.requests >= HQ * HOPS);
-	if (f->be == BE_FILE) {
+	if (f->be != BE_RAM) {
 		/* And the file itself, once the device let go of it. */
 		read_file(f->path, disk, HDISK);
 		check_against_model(&m, disk, "file contents");
@@ -1157,6 +1233,7 @@ int main(int argc, char **argv)
 	static const struct cfg cfgs[] = {
 		{ "harness:file", BE_FILE },
 		{ "harness:ram", BE_RAM },
+		{ "harness:file,engine=sync", BE_FILE_SYNC },
 	};
 	const struct CMUnitTest tests[] = {
 		T(test_get_id),
@@ -1172,6 +1249,7 @@ int main(int argc, char **argv)
 		T(test_queue_subset),
 		T(test_reset_bounded),
 		T(test_reset_while_polling),
+		T(test_no_io_uring),
 		T(test_no_poll),
 		T(test_harness_default),
 		T(test_harness_batch),

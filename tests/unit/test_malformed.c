@@ -66,6 +66,7 @@ struct mt {
 	struct blkdrv_q q[NQ];
 	struct blk_dev *d;
 	bool file;
+	bool sync;           /* engine=sync */
 	const char *dir;
 	char path[64];
 	uint8_t *shadow;     /* what the disk must hold */
@@ -150,6 +151,16 @@ static int setup_tmpfs(void **state)
 	return mt_setup(state, "/dev/shm");
 }
 
+/* The file backend with engine=sync: no io_uring at all. */
+static int setup_sync(void **state)
+{
+	int ret = mt_setup(state, "/tmp");
+
+	if (!ret)
+		((struct mt *)*state)->sync = true;
+	return ret;
+}
+
 static struct rlimit fsize_limit; /* as the test started */
 
 static int mt_teardown(void **state)
@@ -186,6 +197,8 @@ static void mt_create(struct mt *t, bool ro, bool batch)
 	struct blk_opts o = { .ro = ro, .batch = batch, .queues = NQ };
 	char msg[256] = "";
 
+	if (t->sync)
+		o.engine = BLK_ENGINE_SYNC;
 	if (t->file)
 		o.path = t->path;
 	else
@@ -1154,6 +1167,7 @@ static void test_stop_never_loses_a_head(void **state)
 	FILES(fn)
 #define FILES(fn)                                                  \
 	{ "file/" #fn, fn, setup_file, mt_teardown, NULL },        \
+	{ "sync/" #fn, fn, setup_sync, mt_teardown, NULL },        \
 	{ "tmpfs/" #fn, fn, setup_tmpfs, mt_teardown, NULL }
 
 int main(int argc, char **argv)

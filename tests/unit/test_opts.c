@@ -94,6 +94,13 @@ static void test_path_each_option(void **state)
 	assert_int_equal(p.ret, 0);
 	assert_true(p.o.direct);
 	assert_false(p.o.ro);
+	assert_int_equal(p.o.engine, BLK_ENGINE_AUTO);
+	parse(&p, "a,engine=sync");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.o.engine, BLK_ENGINE_SYNC);
+	parse(&p, "a,engine=uring");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.o.engine, BLK_ENGINE_URING);
 }
 
 static void expect_ram(const char *spec, uint64_t size)
@@ -196,6 +203,9 @@ static void test_refused_options(void **state)
 	expect_refused("ram:1G,ro", "ro");
 	expect_refused("ram:1G,direct", "direct");
 	expect_refused("ram:1G,queues=17", NULL);
+	expect_refused("a,engine=aio", "engine=aio");
+	expect_refused("a,engine", NULL);
+	expect_refused("ram:1G,engine=sync", "engine"); /* RAM has none */
 	/* The same option twice is refused, whatever the values. */
 	expect_refused("a,queues=2,queues=4", "given twice");
 	expect_refused("a,ro,ro", "given twice");

@@ -4,26 +4,13 @@ import json
 
 from vmharness import cmdlines, fiojson, guestrun, paths
 
-# The test host kills a guest now and then (guest/README.md, known
-# problems): a run that died that way is tried again.
-TRIES = 3
-
-
-def boot(argv, log):
-    for i in range(TRIES):
-        g = guestrun.GuestRun(argv, timeout=240, log_path="%s.%d" % (log, i)).run()
-        if g.outcome not in ("stall", "double-fault", "entry-stack", "hang", "oops"):
-            return g
-    return g
-
-
 def test_stats_file_for_a_real_guest(tmp_path):
     stats = tmp_path / "stats.json"
     cmdline = cmdlines.guest_cmdline(fio="randread-4k", disk_serial="data")
     disk = {"path": "ram:64M", "serial": "data", "queues": 1}
     argv = cmdlines.vmm_argv(paths.VMLINUX, paths.INITRD, cmdline, 512, 1,
                              [disk], paths.VMM_BIN) + ["--stats", str(stats)]
-    g = boot(argv, str(tmp_path / "guest.log"))
+    g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"))
     assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr
     rc, doc = fiojson.extract(g.lines)["randread-4k"]
     assert rc == 0 and doc
