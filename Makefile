@@ -28,7 +28,7 @@ ifneq ($(findstring thread,$(SAN)),)
 CFLAGS  += -Wno-tsan
 endif
 
-CORE_SRC := $(wildcard virtio/*.c blk/*.c)
+CORE_SRC := $(wildcard virtio/*.c blk/*.c hw/*.c)
 VMM_SRC  := $(wildcard vmm/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/%.o)
 VMM_OBJ  := $(VMM_SRC:%.c=$(O)/obj/%.o)

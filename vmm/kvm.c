@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vmm/boot.h"
+#include "hw/boot.h"
 
 #define TSS_ADDR 0xfffbd000ul
 #define IDENTITY_MAP_ADDR 0xfffbc000ul

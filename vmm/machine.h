@@ -20,14 +20,14 @@
 #include <stdint.h>
 
 #include "blk/blk.h"
-#include "vmm/boot.h"
-#include "vmm/bus.h"
-#include "vmm/i8042.h"
+#include "hw/boot.h"
+#include "hw/bus.h"
+#include "hw/i8042.h"
 #include "vmm/kvm.h"
-#include "vmm/pci_host.h"
-#include "vmm/pvpanic.h"
-#include "vmm/rtc.h"
-#include "vmm/serial.h"
+#include "hw/pci_host.h"
+#include "hw/pvpanic.h"
+#include "hw/rtc.h"
+#include "hw/serial.h"
 #include "vmm/vdisk.h"
 
 enum vmm_exit {

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmm/boot.h"
+#include "hw/boot.h"
 #include "vmm/cmdline.h"
 #include "vmm/log.h"
 #include "vmm/machine.h"

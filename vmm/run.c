@@ -12,7 +12,7 @@
 
 #include "vmm/log.h"
 #include "vmm/machine.h"
-#include "vmm/mptable.h"
+#include "hw/mptable.h"
 #include "vmm/term.h"
 
 #define POST_PORT 0x80
@@ -254,6 +254,10 @@ static void machine_teardown(struct machine *m)
 	for (unsigned int i = 0; i < m->ncpus; i++)
 		vcpu_join(&m->vcpu[i]);
 	serial_stop_input(&m->serial);
+	if (m->pio.unclaimed || m->mmio.unclaimed)
+		pr_info("accesses nothing decoded: %llu port, %llu MMIO",
+			(unsigned long long)m->pio.unclaimed,
+			(unsigned long long)m->mmio.unclaimed);
 	if (m->cfg->stats_path)
 		machine_write_stats(m);
 	for (unsigned int i = 0; i < m->ndisks; i++)

@@ -11,7 +11,7 @@
 #include "blk/blk.h"
 #include "virtio/pci.h"
 #include "vmm/kvm.h"
-#include "vmm/pci_host.h"
+#include "hw/pci_host.h"
 
 struct vdisk {
 	struct vm *vm;

@@ -11,7 +11,10 @@
 
 #include <cmocka.h>
 
-#include "vmm/boot.c"
+#include <elf.h>
+
+#include "hw/boot.h"
+
 
 #define IMG_SIZE 0x3000
 #define MIB (1ull << 20)

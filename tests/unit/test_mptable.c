@@ -11,7 +11,8 @@
 
 #include <cmocka.h>
 
-#include "vmm/mptable.c"
+#include "hw/mptable.h"
+
 
 #define GPA 0xf0000
 #define LEN 0x10000

@@ -11,9 +11,13 @@
 
 #include <cmocka.h>
 
-#include "vmm/i8042.c"
-#include "vmm/serial.c"
-#include "vmm/serial_input.c"
+#include <linux/serial_reg.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "hw/i8042.h"
+#include "hw/serial.h"
+
 
 struct ctx {
 	struct serial s;

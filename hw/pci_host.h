@@ -1,8 +1,8 @@
 /* PCI host bridge: configuration mechanism #1 on 0xcf8/0xcfc, bus 0,
  * and the MMIO window the devices' BARs are placed in.
  */
-#ifndef VMM_PCI_HOST_H
-#define VMM_PCI_HOST_H
+#ifndef HW_PCI_HOST_H
+#define HW_PCI_HOST_H
 
 #include <pthread.h>
 #include <stdbool.h>

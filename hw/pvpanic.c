@@ -1,5 +1,5 @@
 /* pvpanic PCI device. */
-#include "vmm/pvpanic.h"
+#include "hw/pvpanic.h"
 
 #include <string.h>
 

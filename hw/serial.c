@@ -1,5 +1,5 @@
 /* 16550A UART emulation: enough for Linux's 8250 driver, both ways. */
-#include "vmm/serial.h"
+#include "hw/serial.h"
 
 #include <errno.h>
 #include <linux/serial_reg.h>

@@ -1,18 +1,13 @@
 /* bzImage and ELF vmlinux loader for the 64-bit boot protocol.  Pure. */
-#include "vmm/boot.h"
+#include "hw/boot.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#define HDR_OFF 0x1f1
-#define HDR_MAGIC 0x53726448 /* "HdrS" */
-#define BOOT_FLAG 0xaa55
 #define MIN_VERSION 0x020c   /* 2.12: xloadflags, 64-bit entry */
 #define ENTRY64 0x200        /* startup_64 from the protected-mode start */
-#define E820_RAM 1
-#define E820_RESERVED 2
 #define PAGE 4096ull
 #define TWO_MB (2ull << 20)
 

@@ -1,6 +1,6 @@
 /* Port I/O and MMIO dispatch for vCPU exits. */
-#ifndef VMM_BUS_H
-#define VMM_BUS_H
+#ifndef HW_BUS_H
+#define HW_BUS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -16,13 +16,21 @@
  *            where its program headers say (16 MiB for Linux)
  *   initrd at the top of low RAM
  */
-#ifndef VMM_BOOT_H
-#define VMM_BOOT_H
+#ifndef HW_BOOT_H
+#define HW_BOOT_H
 
 #include <asm/bootparam.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Boot protocol facts (boot.rst): where the setup header sits in the
+ * image, its magic and flag, the e820 types used. */
+#define HDR_OFF 0x1f1
+#define HDR_MAGIC 0x53726448 /* "HdrS" */
+#define BOOT_FLAG 0xaa55
+#define E820_RAM 1
+#define E820_RESERVED 2
 
 #define BOOT_GDT 0x500
 #define BOOT_ZERO_PAGE 0x7000

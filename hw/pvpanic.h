@@ -2,15 +2,15 @@
  * whose byte register reports the supported events and takes the
  * guest's panic notification (Linux: pvpanic-pci).
  */
-#ifndef VMM_PVPANIC_H
-#define VMM_PVPANIC_H
+#ifndef HW_PVPANIC_H
+#define HW_PVPANIC_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "virtio/pci.h"
-#include "vmm/pci_host.h"
+#include "hw/pci_host.h"
 
 #define PVPANIC_BAR_SIZE 16
 #define PVPANIC_PANICKED 0x1

@@ -1,5 +1,5 @@
 /* Minimal CMOS RTC. */
-#include "vmm/rtc.h"
+#include "hw/rtc.h"
 
 #include <string.h>
 #include <time.h>

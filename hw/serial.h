@@ -1,8 +1,8 @@
 /* 8250/16550A UART (COM1: ports 0x3f8-0x3ff, IRQ 4): guest output to an
  * fd, host input from an fd through an input thread.
  */
-#ifndef VMM_SERIAL_H
-#define VMM_SERIAL_H
+#ifndef HW_SERIAL_H
+#define HW_SERIAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -58,5 +58,10 @@ bool serial_rx_stuck(struct serial *s);
 int serial_start_input(struct serial *s, int in_fd, bool escape,
 		       void (*quit)(void *opaque), void *opaque);
 void serial_stop_input(struct serial *s);
+/* The input thread's Ctrl-A filter (when escape is on): copies in[] to
+ * out[] less the escapes and returns how many; Ctrl-A x sets *quit and
+ * ends there; Ctrl-A Ctrl-A gives one Ctrl-A. */
+unsigned int serial_escape(struct serial *s, const uint8_t *in,
+			   unsigned int n, uint8_t *out, bool *quit);
 
 #endif

@@ -1,22 +1,9 @@
 /* Minimal i8042: what Linux probes and reboot=k uses. */
-#include "vmm/i8042.h"
+#include "hw/i8042.h"
 
 #include <string.h>
 
-#define ST_OBF 0x01
-#define ST_SYS 0x04
-#define ST_CMD 0x08
-#define ST_KEYLOCK 0x10 /* set: keyboard not inhibited */
-#define CB_KBDDIS 0x10
-#define CB_AUXDIS 0x20
 
-enum {
-	CMD_READ_CB = 0x20, CMD_WRITE_CB = 0x60, CMD_AUX_DISABLE = 0xa7,
-	CMD_AUX_ENABLE = 0xa8, CMD_AUX_TEST = 0xa9, CMD_SELF_TEST = 0xaa,
-	CMD_KBD_TEST = 0xab, CMD_KBD_DISABLE = 0xad, CMD_KBD_ENABLE = 0xae,
-	CMD_WRITE_OUT = 0xd1, CMD_KBD_LOOP = 0xd2, CMD_AUX_LOOP = 0xd3,
-	CMD_RESET = 0xfe,
-};
 
 void i8042_init(struct i8042 *k, void (*reset)(void *opaque), void *opaque)
 {

@@ -1,6 +1,6 @@
 /* The UART's input thread: host fd -> receive FIFO, with the Ctrl-A x
  * escape on a terminal. */
-#include "vmm/serial.h"
+#include "hw/serial.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -11,9 +11,8 @@
 #define FULL_POLL_MS 5
 #define STUCK_POLL_MS 250 /* look at unread input this often */
 
-/* Filter the escape; returns the bytes to deliver in out[]. */
-static unsigned int serial_escape(struct serial *s, const uint8_t *in,
-				  unsigned int n, uint8_t *out, bool *quit)
+unsigned int serial_escape(struct serial *s, const uint8_t *in,
+			   unsigned int n, uint8_t *out, bool *quit)
 {
 	unsigned int k = 0;
 

@@ -1,5 +1,5 @@
 /* PCI host bridge and configuration mechanism #1. */
-#include "vmm/pci_host.h"
+#include "hw/pci_host.h"
 
 #include <errno.h>
 #include <string.h>

@@ -2,8 +2,8 @@
  * update-in-progress always clear, no interrupts.  Keeps Linux from
  * spinning on it at boot.
  */
-#ifndef VMM_RTC_H
-#define VMM_RTC_H
+#ifndef HW_RTC_H
+#define HW_RTC_H
 
 #include <pthread.h>
 #include <stdbool.h>
