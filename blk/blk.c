@@ -196,6 +196,8 @@ int blk_dev_start(struct blk_dev *d, const struct gmem *m, uint64_t features,
 			ret = blk_queue_start(&d->q[i]);
 			if (ret)
 				blk_queue_free(&d->q[i]);
+			else
+				d->q[i].set_up = true;
 		}
 		if (!ret)
 			d->running = i + 1; /* stop looks at queues below this */
@@ -217,15 +219,40 @@ static void blk_stats_add(struct blk_stats *s, const struct blk_queue *q)
 void blk_dev_stop(struct blk_dev *d)
 {
 	for (unsigned int i = 0; i < d->running; i++) {
-		if (!d->q[i].started)
+		if (!d->q[i].set_up)
 			continue;
-		blk_queue_stop(&d->q[i]);
+		d->q[i].set_up = false;
+		blk_queue_stop(&d->q[i]); /* nothing to do if paused */
 		blk_stats_add(&d->stats, &d->q[i]);
 		for (unsigned int st = 0; st < LAT_STAGES; st++)
 			lat_merge(&d->lat[i].stage[st], &d->q[i].lat.stage[st]);
 		blk_queue_free(&d->q[i]);
 	}
 	d->running = 0;
+}
+
+void blk_dev_pause(struct blk_dev *d)
+{
+	for (unsigned int i = 0; i < d->running; i++)
+		if (d->q[i].set_up)
+			blk_queue_stop(&d->q[i]);
+}
+
+int blk_dev_resume(struct blk_dev *d)
+{
+	int ret = 0;
+
+	for (unsigned int i = 0; i < d->running && !ret; i++) {
+		struct blk_queue *q = &d->q[i];
+
+		if (!q->set_up || q->started)
+			continue;
+		/* What was published while paused had no interrupt. */
+		q->pushed = true;
+		q->vq.signalled_valid = false;
+		ret = blk_queue_start(q);
+	}
+	return ret;
 }
 
 void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s)

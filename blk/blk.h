@@ -78,6 +78,12 @@ int blk_dev_start(struct blk_dev *d, const struct gmem *m, uint64_t features,
 		  const struct blk_queue_cfg *qc, unsigned int nq);
 /* Reset: stop the iothreads, wait for in-flight I/O, join.  Idempotent. */
 void blk_dev_stop(struct blk_dev *d);
+/* Bus mastering off: stop the iothreads after in-flight I/O finished,
+ * with no interrupt, keeping every queue where it is; resume starts them
+ * again from there and makes one notification decision per queue.  0 or
+ * -errno (then the caller sets NEEDS_RESET). */
+void blk_dev_pause(struct blk_dev *d);
+int blk_dev_resume(struct blk_dev *d);
 
 /* Totals over queues stopped so far (read after blk_dev_stop). */
 void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s);

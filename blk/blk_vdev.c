@@ -77,6 +77,16 @@ static void bv_stop(void *impl)
 	blk_dev_stop(impl);
 }
 
+static void bv_pause(void *impl)
+{
+	blk_dev_pause(impl);
+}
+
+static int bv_resume(void *impl)
+{
+	return blk_dev_resume(impl);
+}
+
 const struct vdev_ops blk_vdev_ops = {
 	.device_id = VIRTIO_ID_BLOCK,
 	.features = bv_features,
@@ -87,4 +97,6 @@ const struct vdev_ops blk_vdev_ops = {
 	.config_write = bv_config_write,
 	.start = bv_start,
 	.stop = bv_stop,
+	.pause = bv_pause,
+	.resume = bv_resume,
 };

@@ -282,7 +282,9 @@ static void blk_queue_loop(struct blk_queue *q)
 static void blk_queue_drain_inflight(struct blk_queue *q)
 {
 	int fd = q->ops->wait_fd(q->bq);
+	bool batch = q->batch;
 
+	q->batch = true; /* no notification while draining */
 	while (q->ops->inflight(q->bq)) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
@@ -290,7 +292,9 @@ static void blk_queue_drain_inflight(struct blk_queue *q)
 			blk_fd_clear(fd);
 	}
 	blk_queue_reap(q);
-	q->batch = true; /* publish once, no interrupt: the driver is resetting */
+	q->batch = batch;
+	/* Publish, with no interrupt: the driver is resetting, or bus
+	 * mastering is off (an MSI is a write to guest memory too). */
 	q->pushed = false;
 	q->n_unpublished = 0;
 	virtq_publish(&q->vq);

@@ -36,7 +36,8 @@ struct blk_queue {
 	struct lat_queue lat;     /* this run's latency breakdown */
 
 	pthread_t thread;
-	bool started;
+	bool set_up;              /* rings and buffers ready (between start and stop) */
+	bool started;             /* its iothread runs */
 	bool stopping;            /* set by blk_queue_stop, read by the thread */
 	int start_err;            /* from the thread's queue_open */
 	pthread_mutex_t lock;     /* start handshake only */

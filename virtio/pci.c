@@ -284,6 +284,7 @@ int vpci_init(struct vpci *p, struct vdev *v, const struct vpci_cb *cb,
 	for (unsigned int i = 0; i < p->nvec; i++)
 		p->msix[i].ctrl = PCI_MSIX_ENTRY_CTRL_MASKBIT;
 	pthread_mutex_init(&p->lock, NULL);
+	vdev_set_dma(v, false); /* Bus Master Enable is clear at power-on */
 	vpci_update_routes(p);
 	return 0;
 }
@@ -306,8 +307,18 @@ uint32_t vpci_cfg_read(struct vpci *p, uint32_t off, unsigned int size)
 void vpci_cfg_write(struct vpci *p, uint32_t off, unsigned int size,
 		    uint32_t val)
 {
+	bool master;
+
 	pthread_mutex_lock(&p->lock);
 	pci_func_write(&p->func, off, size, val);
+	/* Bus Master Enable gates every access of the device to guest
+	 * memory (rings, buffers, MSIs); the write completes only once the
+	 * device has stopped or started again. */
+	master = pci_func_read(&p->func, PCI_COMMAND, 2) & PCI_COMMAND_MASTER;
+	if (master != p->bus_master) {
+		p->bus_master = master;
+		vdev_set_dma(p->vdev, master);
+	}
 	vpci_update_notify(p);
 	vpci_update_routes(p);
 	pthread_mutex_unlock(&p->lock);

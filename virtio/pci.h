@@ -118,6 +118,7 @@ struct vpci {
 	bool route_valid;
 	bool notify_mapped;
 	uint64_t notify_base;
+	bool bus_master;          /* PCI_COMMAND_MASTER as last seen */
 	uint64_t bad_access;      /* malformed guest accesses, counted */
 };
 

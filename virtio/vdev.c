@@ -155,9 +155,26 @@ uint8_t vdev_set_status(struct vdev *v, uint8_t val)
 	}
 	v->status = val;
 	if ((val & VIRTIO_CONFIG_S_DRIVER_OK) && !v->started &&
-	    !(val & VIRTIO_CONFIG_S_FAILED))
+	    !(val & VIRTIO_CONFIG_S_FAILED) && !v->dma_off)
 		vdev_start(v);
 	return vdev_get_status(v);
+}
+
+void vdev_set_dma(struct vdev *v, bool on)
+{
+	if (on == !v->dma_off)
+		return;
+	v->dma_off = !on;
+	if (v->started && !on) {
+		if (v->ops->pause)
+			v->ops->pause(v->impl);
+	} else if (v->started) {
+		if (v->ops->resume && v->ops->resume(v->impl) < 0)
+			vdev_signal_needs_reset(v);
+	} else if (on && (v->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+		   !(v->status & VIRTIO_CONFIG_S_FAILED)) {
+		vdev_start(v); /* DRIVER_OK came while DMA was off */
+	}
 }
 
 uint32_t vdev_get_device_features(const struct vdev *v)

@@ -36,6 +36,11 @@ struct vdev_ops {
 		     const struct vdev_queue *q, unsigned int nq);
 	/* Reset: returns once no thread touches guest memory for it. */
 	void (*stop)(void *impl);
+	/* Bus mastering off: finish what is in flight, then touch guest
+	 * memory no more (no interrupt either) until resume(), which goes on
+	 * where pause() left off.  May be NULL when start() needs no RAM. */
+	void (*pause)(void *impl);
+	int (*resume)(void *impl);
 };
 
 /* The device state behind the registers (virtio/vdev.c). */
@@ -58,6 +63,7 @@ struct vdev {
 	uint16_t msix_config;
 	unsigned int nq;
 	bool started;
+	bool dma_off;             /* the transport forbids DMA (bus master off) */
 	struct vdev_queue q[VDEV_MAX_QUEUES];
 	/* Raise the config-change interrupt (any thread). */
 	void (*config_irq)(void *opaque);
@@ -90,6 +96,11 @@ void vdev_queue_enable(struct vdev *v);
 /* Any thread: the device needs a reset (sets the status bit, sends a
  * config interrupt). */
 void vdev_signal_needs_reset(struct vdev *v);
+/* The transport allows or forbids DMA (PCI: Bus Master Enable).  Off:
+ * a started device is paused before this returns, and DRIVER_OK waits
+ * until it is on again; on: a paused device resumes, a waiting one
+ * starts. */
+void vdev_set_dma(struct vdev *v, bool on);
 /* ISR status, cleared by the read. */
 uint8_t vdev_read_isr(struct vdev *v);
 

@@ -668,6 +668,43 @@ static void test_no_io_uring(void **state)
 	f->path[0] = '\0';
 }
 
+/* Paused (bus mastering off): a request made available is neither
+ * served nor written to, and no interrupt comes; resumed, it is served
+ * and interrupted for, and the queue goes on where it was. */
+static void test_pause_resume(void **state)
+{
+	struct fx *f = *state;
+	struct drv_buf b;
+	uint16_t head;
+	uint32_t len;
+	uint8_t *buf;
+	int h;
+
+	assert_int_equal(fx_open(f, cfg->be, false, false, 5), 0);
+	fx_start(f, 1, 0);
+	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
+	blk_dev_pause(f->d);
+	while (blkdrv_wait_irq(&f->q[0], 0))
+		; /* forget interrupts from before the pause */
+	buf = hva(f, f->buf[0]);
+	memset(buf, 0xee, 4096);
+	b = (struct drv_buf){ f->buf[0], 4096, true };
+	h = blkdrv_add(&f->q[0], VIRTIO_BLK_T_IN, 0, &b, 1, false);
+	assert_true(h >= 0);
+	blkdrv_kick(&f->q[0]);
+	assert_int_equal(blkdrv_wait_irq(&f->q[0], 100), 0);
+	assert_int_equal(drv_vq_get_used(&f->q[0].vq, &head, &len), 0);
+	assert_int_equal(blkdrv_status(&f->q[0], (uint16_t)h), 0xff);
+	assert_int_equal(buf[0], 0xee);
+	assert_int_equal(blk_dev_resume(f->d), 0);
+	assert_int_equal(blkdrv_wait_irq(&f->q[0], 2000), 1);
+	assert_int_equal(drv_vq_get_used(&f->q[0].vq, &head, &len), 1);
+	assert_int_equal(head, h);
+	assert_int_equal(blkdrv_status(&f->q[0], head), VIRTIO_BLK_S_OK);
+	assert_int_not_equal(buf[0], 0xee);
+	assert_int_equal(rd(f, 8, 4096, 1, false), VIRTIO_BLK_S_OK);
+}
+
 /* A driver thread that keeps the queue full as fast as it can. */
 struct refiller {
 	struct fx *f;
@@ -1250,6 +1287,7 @@ int main(int argc, char **argv)
 		T(test_reset_bounded),
 		T(test_reset_while_polling),
 		T(test_no_io_uring),
+		T(test_pause_resume),
 		T(test_no_poll),
 		T(test_harness_default),
 		T(test_harness_batch),

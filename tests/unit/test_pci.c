@@ -22,7 +22,7 @@
 
 struct fake {
 	uint8_t cfg[16];
-	int starts, stops;
+	int starts, stops, pauses, resumes;
 	/* callbacks seen */
 	int routes;
 	bool on[VPCI_MAX_SRC];
@@ -67,12 +67,14 @@ static int f_start(void *impl, const struct gmem *m, uint64_t features,
 }
 
 static void f_stop(void *impl) { ((struct fake *)impl)->stops++; }
+static void f_pause(void *impl) { ((struct fake *)impl)->pauses++; }
+static int f_resume(void *impl) { ((struct fake *)impl)->resumes++; return 0; }
 
 static const struct vdev_ops ops = {
 	.device_id = 2, .features = f_features, .num_queues = f_nq,
 	.queue_max_size = f_qmax, .config_size = f_cfgsize,
 	.config_read = f_cfgread, .config_write = f_cfgwrite,
-	.start = f_start, .stop = f_stop,
+	.start = f_start, .stop = f_stop, .pause = f_pause, .resume = f_resume,
 };
 
 static void cb_route(void *o, unsigned int src, bool on, uint64_t addr,
@@ -308,6 +310,38 @@ static void test_features_ok_refused_over_pci(void **state)
 			 3 | VIRTIO_CONFIG_S_FEATURES_OK);
 }
 
+/* Bus Master Enable gates the device: clear at power-on, so DRIVER_OK
+ * waits for it; clearing it later pauses the device, setting resumes. */
+static void test_bus_master_gates_dma(void **state)
+{
+	struct ctx *c = *state;
+
+	enable_mem(c); /* memory decode only: no bus mastering yet */
+	wr(c, VIRTIO_PCI_COMMON_STATUS, 1, 3);
+	wr(c, VIRTIO_PCI_COMMON_GFSELECT, 4, 1);
+	wr(c, VIRTIO_PCI_COMMON_GF, 4, 1);
+	wr(c, VIRTIO_PCI_COMMON_STATUS, 1, 3 | VIRTIO_CONFIG_S_FEATURES_OK);
+	wr(c, VIRTIO_PCI_COMMON_Q_SELECT, 2, 0);
+	wr(c, VIRTIO_PCI_COMMON_Q_DESCLO, 4, 0x10000);
+	wr(c, VIRTIO_PCI_COMMON_Q_AVAILLO, 4, 0x11000);
+	wr(c, VIRTIO_PCI_COMMON_Q_USEDLO, 4, 0x12000);
+	wr(c, VIRTIO_PCI_COMMON_Q_ENABLE, 2, 1);
+	wr(c, VIRTIO_PCI_COMMON_STATUS, 1,
+	   3 | VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	assert_int_equal(c->f.starts, 0);
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2,
+		       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	assert_int_equal(c->f.starts, 1);
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	assert_int_equal(c->f.pauses, 1);
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2, PCI_COMMAND_MEMORY); /* again */
+	assert_int_equal(c->f.pauses, 1);
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2,
+		       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	assert_int_equal(c->f.resumes, 1);
+	assert_int_equal(c->f.starts, 1);
+}
+
 static void program_vector(struct ctx *c, unsigned int vec, uint32_t data,
 			   bool masked)
 {
@@ -480,6 +514,7 @@ int main(int argc, char **argv)
 		T(test_virtio_caps),
 		T(test_common_cfg),
 		T(test_features_ok_refused_over_pci),
+		T(test_bus_master_gates_dma),
 		T(test_msix_routes),
 		T(test_msix_unchanged_no_callback),
 		T(test_msix_table_bounds),

@@ -29,6 +29,7 @@ struct fake {
 	unsigned int started_enabled; /* bit i: queue i enabled at start */
 	uint64_t started_features;
 	bool running; /* start()ed and not stop()ped */
+	int pauses, resumes;
 	int config_irqs;
 };
 
@@ -69,6 +70,23 @@ static void f_stop(void *impl)
 	f->running = false;
 }
 
+static void f_pause(void *impl)
+{
+	struct fake *f = impl;
+
+	f->pauses++;
+	f->running = false;
+}
+
+static int f_resume(void *impl)
+{
+	struct fake *f = impl;
+
+	f->resumes++;
+	f->running = true;
+	return 0;
+}
+
 static const struct vdev_ops fake_ops = {
 	.device_id = 2,
 	.features = f_features,
@@ -76,6 +94,8 @@ static const struct vdev_ops fake_ops = {
 	.queue_max_size = f_qmax,
 	.start = f_start,
 	.stop = f_stop,
+	.pause = f_pause,
+	.resume = f_resume,
 };
 
 static void on_config_irq(void *opaque)
@@ -219,6 +239,34 @@ static void test_driver_ok_starts_with_queues(void **state)
 	c->v.queue_select = 0;
 	vdev_queue_set_size(&c->v, 64);
 	assert_int_equal(c->v.q[0].size, 128);
+}
+
+/* DMA off (PCI bus mastering): DRIVER_OK waits for it; turning it off
+ * pauses a running device, on resumes it; a reset while paused stops. */
+static void test_dma_gates_the_device(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t f = (1ull << VIRTIO_F_VERSION_1) | F_DEV;
+
+	vdev_set_dma(&c->v, false);
+	assert_int_equal(negotiate(&c->v, f), S_FOK);
+	setup_queue(&c->v, 0, 0x10000);
+	vdev_set_status(&c->v, S_FOK | VIRTIO_CONFIG_S_DRIVER_OK);
+	assert_int_equal(c->f.starts, 0); /* not while DMA is off */
+	vdev_set_dma(&c->v, true);
+	assert_int_equal(c->f.starts, 1);
+	assert_true(c->f.running);
+	vdev_set_dma(&c->v, true); /* no change, nothing happens */
+	vdev_set_dma(&c->v, false);
+	assert_int_equal(c->f.pauses, 1);
+	assert_false(c->f.running);
+	vdev_set_dma(&c->v, true);
+	assert_int_equal(c->f.resumes, 1);
+	assert_int_equal(c->f.starts, 1);
+	vdev_set_dma(&c->v, false);
+	vdev_set_status(&c->v, 0);
+	assert_int_equal(c->f.stops, 1);
+	assert_int_equal(vdev_get_status(&c->v), 0);
 }
 
 /* A driver may enable any subset of the queues: here only the second. */
@@ -393,6 +441,7 @@ int main(int argc, char **argv)
 		T(test_start_failure_needs_reset),
 		T(test_no_queue_enabled_needs_reset),
 		T(test_driver_ok_with_a_subset),
+		T(test_dma_gates_the_device),
 		T(test_queue_enable_checks),
 		T(test_queue_select_out_of_range),
 		T(test_reset_stops_first),
