@@ -1,0 +1,123 @@
+"""How often guests die, under our VMM and under QEMU (issue 10).
+
+Boots N guests one after another per configuration and job, the
+configurations interleaved in an order shuffled anew in each round, all
+in one boot of the test host (or here on a hardware KVM), and counts how
+each run ended: clean, or a guest death by kind (guestrun.DEATHS: stall,
+double fault, entry-stack guard page, panic, oops; a hang at the timeout;
+any other exit).  Every death's console is kept.  Rates come with Wilson
+95% intervals; two configurations are compared with a two-sided Fisher
+exact test.  A test-host death ends the inner run early: the outer part
+reports it and the runs already recorded stay.
+"""
+import json
+import math
+import os
+import random
+import time
+
+from . import cmdlines, counters, fiojson, guestrun, paths
+from .profile import JOBS, guest_argv, make_disk, parse_config
+
+DEATH_JOBS = {"verify": None, "randread-4k": JOBS["randread-4k"]}
+
+
+def wilson(k, n, z=1.96):
+    """95% interval of a binomial proportion k/n (Wilson score)."""
+    if not n:
+        return (0.0, 1.0)
+    p = k / n
+    d = 1 + z * z / n
+    c = p + z * z / (2 * n)
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (max(0.0, (c - h) / d), min(1.0, (c + h) / d))
+
+
+def fisher_two_sided(a, b, c, d):
+    """p-value of Fisher's exact test on [[a, b], [c, d]]."""
+    n1, n2, m1, n = a + b, c + d, a + c, a + b + c + d
+
+    def prob(x):
+        return math.comb(n1, x) * math.comb(n2, m1 - x) / math.comb(n, m1)
+    p0 = prob(a)
+    lo, hi = max(0, m1 - n2), min(n1, m1)
+    return min(1.0, sum(prob(x) for x in range(lo, hi + 1) if prob(x) <= p0 * (1 + 1e-9)))
+
+
+def one_run(cfg, job, disk, args, log_path):
+    if DEATH_JOBS[job] is None:
+        cmdline = cmdlines.guest_cmdline(fio=job, disk_serial="data")
+    else:
+        cmdline = cmdlines.guest_cmdline(
+            script=guestrun.fio_script(job, DEATH_JOBS[job]), disk_serial="data")
+    g = guestrun.GuestRun(guest_argv(cfg, cmdline, disk, args),
+                          timeout=args.boot_timeout, log_path=log_path).run()
+    res = fiojson.extract(g.lines).get(job)
+    outcome = g.outcome
+    if outcome == "clean" and not (res and res[0] == 0 and res[1]):
+        outcome = "no-result"
+    if outcome == "clean" and os.path.exists(log_path):
+        os.unlink(log_path)  # keep the consoles of deaths only
+        if os.path.exists(log_path + ".vmm"):
+            os.unlink(log_path + ".vmm")
+    return {"config": cfg["name"], "job": job, "outcome": outcome,
+            "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path}
+
+
+def run_plan(args):
+    counters.ensure_mounts()
+    os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
+    disk_path = os.path.join(args.disk_dir, "vmh-deaths.img")
+    make_disk(disk_path, args.disk_mb)
+    disk = {"path": disk_path, "serial": "data",
+            "direct": cmdlines.direct_ok(disk_path)}
+    cfgs = [parse_config(c) for c in args.config]
+    rng = random.Random(args.seed)
+    for rnd in range(args.n):
+        order = [(c, j) for c in cfgs for j in args.job]
+        rng.shuffle(order)
+        for cfg, job in order:
+            log = os.path.join(args.out, "logs", "n%03d-%s-%s.log" % (rnd, cfg["name"], job))
+            rec = one_run(cfg, job, disk, args, log)
+            rec.update({"round": rnd, "seed": args.seed, "time": time.time()})
+            with open(os.path.join(args.out, "runs.jsonl"), "a") as f:
+                f.write(json.dumps(rec) + "\n")
+            print("vmh: n%03d %-10s %-12s %s" % (rnd, cfg["name"], job, rec["outcome"]),
+                  flush=True)
+
+
+def analyse(out_dir):
+    path = os.path.join(out_dir, "runs.jsonl")
+    runs = [json.loads(l) for l in open(path) if l.strip()] if os.path.exists(path) else []
+    configs = sorted({r["config"] for r in runs})
+    jobs = sorted({r["job"] for r in runs})
+    lines = ["| configuration | job | runs | clean | deaths | rate | 95% CI | by kind |",
+             "|---|---|---:|---:|---:|---:|---|---|"]
+    totals = {}
+    for c in configs:
+        for j in jobs:
+            rs = [r for r in runs if r["config"] == c and r["job"] == j]
+            if not rs:
+                continue
+            dead = [r for r in rs if r["outcome"] != "clean"]
+            kinds = {}
+            for r in dead:
+                kinds[r["outcome"]] = kinds.get(r["outcome"], 0) + 1
+            lo, hi = wilson(len(dead), len(rs))
+            lines.append("| %s | %s | %d | %d | %d | %.1f%% | %.1f-%.1f%% | %s |" % (
+                c, j, len(rs), len(rs) - len(dead), len(dead),
+                100.0 * len(dead) / len(rs), 100 * lo, 100 * hi,
+                ", ".join("%s %d" % kv for kv in sorted(kinds.items())) or "-"))
+            t = totals.setdefault(c, [0, 0])
+            t[0] += len(dead)
+            t[1] += len(rs)
+    out = "\n".join(lines) + "\n"
+    if len(totals) == 2:
+        (c1, (d1, n1)), (c2, (d2, n2)) = sorted(totals.items())
+        p = fisher_two_sided(d1, n1 - d1, d2, n2 - d2)
+        out += ("\nAll jobs: %s %d/%d deaths, %s %d/%d; Fisher's exact test p = %.3f (%s)\n"
+                % (c1, d1, n1, c2, d2, n2, p,
+                   "significant" if p < 0.05 else "not significant"))
+    with open(os.path.join(out_dir, "deaths.md"), "w") as f:
+        f.write(out)
+    return out

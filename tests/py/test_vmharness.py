@@ -1,0 +1,82 @@
+"""The harness's formulas against known values, its parsers against
+known input."""
+import math
+
+import pytest
+
+from vmharness import cmdlines, deaths, fiojson, guestrun, profile
+
+
+def test_wilson_known_values():
+    lo, hi = deaths.wilson(0, 50)
+    assert lo == 0.0 and hi == pytest.approx(0.0714, abs=5e-4)
+    lo, hi = deaths.wilson(10, 100)
+    assert (lo, hi) == (pytest.approx(0.0552, abs=5e-4), pytest.approx(0.1744, abs=5e-4))
+    assert deaths.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_fisher_known_values():
+    # [[10, 0], [0, 10]]: 2 / C(20, 10)
+    assert deaths.fisher_two_sided(10, 0, 0, 10) == pytest.approx(2 / math.comb(20, 10))
+    # the tea-tasting table [[3, 1], [1, 3]]: p = 0.486
+    assert deaths.fisher_two_sided(3, 1, 1, 3) == pytest.approx(0.4857, abs=1e-4)
+    assert deaths.fisher_two_sided(0, 5, 0, 5) == 1.0
+
+
+def run(cfg, rep, iops, job="j"):
+    return {"config": cfg, "job": job, "repeat": rep, "fio": {"iops": iops}}
+
+
+def test_paired_ratio_on_the_log_scale():
+    # ratios 2, 2, 2: no spread, the interval is the point
+    runs = [run("a", r, 100) for r in range(3)] + [run("b", r, 200) for r in range(3)]
+    pr = profile.paired_ratio(runs, "j", "a", "b")
+    assert pr["n"] == 3 and pr["ratio"] == pytest.approx(2.0)
+    assert pr["lo"] == pytest.approx(2.0) and pr["hi"] == pytest.approx(2.0)
+    # ratios 1 and 4: geometric mean 2; log-scale t interval with 1 df
+    runs = [run("a", 0, 100), run("b", 0, 100), run("a", 1, 100), run("b", 1, 400)]
+    pr = profile.paired_ratio(runs, "j", "a", "b")
+    m, sd = math.log(2), math.log(4) / math.sqrt(2)
+    h = 12.706 * sd / math.sqrt(2)
+    assert pr["ratio"] == pytest.approx(2.0)
+    assert pr["lo"] == pytest.approx(math.exp(m - h)) and pr["lo"] > 0
+    assert pr["hi"] == pytest.approx(math.exp(m + h))
+    # a repeat with one side missing is not paired
+    assert profile.paired_ratio(runs[:3], "j", "a", "b") is None
+
+
+def test_fio_json_between_markers():
+    lines = ["junk", "=== FIO-JSON BEGIN x ===", "fio: note", '{"jobs": [{"read":',
+             '{"total_ios": 10, "iops": 5.0, "bw_bytes": 2000000, "runtime": 2000,',
+             '"clat_ns": {"mean": 3000, "percentile": {"99.000000": 9000}}},',
+             '"write": {"total_ios": 0}}]}', "=== FIO-JSON END x rc=0 ===", "after"]
+    got = fiojson.extract(lines)
+    assert list(got) == ["x"] and got["x"][0] == 0
+    s = fiojson.summary(got["x"][1])
+    assert s["ios"] == 10 and s["iops"] == 5.0 and s["bw_mbs"] == 2.0
+    assert s["lat_mean_us"] == 3.0 and s["lat_p99_us"] == 9.0 and s["runtime_s"] == 2.0
+    bad = fiojson.extract(["=== FIO-JSON BEGIN y ===", "{not json", "=== FIO-JSON END y rc=1 ==="])
+    assert bad["y"] == (1, None)
+
+
+def test_death_classification():
+    assert guestrun.classify(["ok"], 0, False) == "clean"
+    assert guestrun.classify(["rcu: INFO: rcu_preempt detected stalls"], 0, False) == "stall"
+    assert guestrun.classify(["traps: double fault"], 4, False) == "double-fault"
+    assert guestrun.classify(["BUG: TASK stack guard page was hit"], 1, False) == "entry-stack"
+    assert guestrun.classify(["Kernel panic - not syncing"], 3, False) == "panic"
+    assert guestrun.classify([], -15, True) == "hang"
+    assert guestrun.classify([], 4, False) == "exit-4"
+
+
+def test_command_lines():
+    d = {"path": "/x.img", "serial": "data", "queues": 2, "direct": True,
+         "opts": ["poll=0"]}
+    argv = cmdlines.vmm_argv("K", "I", "C", 512, 2, [d], "vmm")
+    assert argv[argv.index("-d") + 1] == "/x.img,direct,queues=2,serial=data,poll=0"
+    q = cmdlines.qemu_argv("K", "I", "C", 512, 2, [dict(d, iothread=True)])
+    assert "virtio-blk-pci,drive=d0,num-queues=2,iothread=io0,serial=data" in q
+    assert "file=/x.img,if=none,id=d0,format=raw,aio=io_uring,cache=none" in q
+    with pytest.raises(ValueError):
+        cmdlines.qemu_argv("K", "I", "C", 512, 2, [{"path": "ram:1G"}])
+    assert "run64=" in cmdlines.guest_cmdline(script="echo hi")
