@@ -15,12 +15,29 @@ static uint8_t mp_checksum(const uint8_t *p, size_t n)
 	return (uint8_t)-s;
 }
 
-size_t mptable_size(unsigned int ncpus)
+size_t mptable_size(unsigned int ncpus, unsigned int npci)
 {
 	return sizeof(struct mpf) + sizeof(struct mpc) +
 	       ncpus * sizeof(struct mpc_cpu) + 2 * sizeof(struct mpc_bus) +
 	       sizeof(struct mpc_ioapic) +
-	       (MP_ISA_IRQS - 1 + 2) * sizeof(struct mpc_int);
+	       (MP_ISA_IRQS - 1 + 2 + npci) * sizeof(struct mpc_int);
+}
+
+/* PCI INTA# of each slot in pci_intx: source IRQ (slot << 2) | pin - 1;
+ * flags 0 (conforms to the bus: level, active low). */
+static uint8_t *mp_pci_ints(uint8_t *p, uint8_t ioapic, uint32_t pci_intx)
+{
+	for (unsigned int s = 0; s < MPTABLE_PCI_SLOTS; s++) {
+		struct mpc_int e = { MP_IOINT, MP_INT, 0, BUS_PCI,
+				     (uint8_t)(s << 2), ioapic,
+				     (uint8_t)MPTABLE_PCI_PIN(s) };
+
+		if (!(pci_intx & (1u << s)))
+			continue;
+		memcpy(p, &e, sizeof(e));
+		p += sizeof(e);
+	}
+	return p;
 }
 
 static uint8_t *mp_cpus(uint8_t *p, unsigned int ncpus, uint32_t sig,
@@ -63,8 +80,9 @@ static uint8_t *mp_ints(uint8_t *p, uint8_t ioapic)
 }
 
 int mptable_write(uint8_t *buf, uint64_t gpa, size_t len, unsigned int ncpus,
-		  uint32_t cpu_sig, uint32_t cpu_features)
+		  uint32_t cpu_sig, uint32_t cpu_features, uint32_t pci_intx)
 {
+	unsigned int npci = (unsigned int)__builtin_popcount(pci_intx);
 	struct mpf *f = (struct mpf *)buf;
 	struct mpc *c = (struct mpc *)(buf + sizeof(*f));
 	struct mpc_bus pci = { MP_BUS, BUS_PCI, "PCI   " };
@@ -75,22 +93,23 @@ int mptable_write(uint8_t *buf, uint64_t gpa, size_t len, unsigned int ncpus,
 
 	if (!ncpus || ncpus > MPTABLE_MAX_CPUS || gpa + len > 0x100000000ull)
 		return -EINVAL;
-	if (len < mptable_size(ncpus))
+	if (len < mptable_size(ncpus, npci))
 		return -ENOSPC;
-	memset(buf, 0, mptable_size(ncpus));
+	memset(buf, 0, mptable_size(ncpus, npci));
 	p = mp_cpus((uint8_t *)(c + 1), ncpus, cpu_sig, cpu_features);
 	memcpy(p, &pci, sizeof(pci));
 	memcpy(p + sizeof(pci), &isa, sizeof(isa));
 	p += 2 * sizeof(pci);
 	memcpy(p, &io, sizeof(io));
 	p = mp_ints(p + sizeof(io), io.id);
+	p = mp_pci_ints(p, io.id, pci_intx);
 
 	memcpy(c->sig, "PCMP", 4);
 	c->len = (uint16_t)(p - (uint8_t *)c);
 	c->rev = MP_SPEC_REV;
 	memcpy(c->oem, "VMM     ", 8);
 	memcpy(c->product, "VMM-KVM     ", 12);
-	c->count = (uint16_t)(ncpus + 2 + 1 + MP_ISA_IRQS - 1 + 2);
+	c->count = (uint16_t)(ncpus + 2 + 1 + MP_ISA_IRQS - 1 + 2 + npci);
 	c->lapic = MPTABLE_LAPIC_ADDR;
 	c->checksum = mp_checksum((const uint8_t *)c, c->len);
 

@@ -60,12 +60,19 @@ struct mpc_int {
 	uint8_t src_bus, src_irq, dst_apic, dst_pin;
 } __attribute__((packed));
 
-/* Bytes the table needs for ncpus. */
-size_t mptable_size(unsigned int ncpus);
+/* INTA# of PCI slot s (bus 0) reaches this IOAPIC pin (= GSI): the
+ * pins above the ISA ones, shared round-robin. */
+#define MPTABLE_PCI_PIN(s) (16u + (s) % 8u)
+#define MPTABLE_PCI_SLOTS 32
+
+/* Bytes the table needs for ncpus and npci PCI interrupt entries. */
+size_t mptable_size(unsigned int ncpus, unsigned int npci);
 /* Write the floating pointer and the configuration table at buf, which
  * is guest-physical gpa and has room for len bytes.  cpu_sig and
- * cpu_features are CPUID leaf 1 EAX and EDX.  0 or -EINVAL / -ENOSPC. */
+ * cpu_features are CPUID leaf 1 EAX and EDX; bit s of pci_intx: slot s
+ * has an INTA# line (routed to MPTABLE_PCI_PIN(s), level, active low).
+ * 0 or -EINVAL / -ENOSPC. */
 int mptable_write(uint8_t *buf, uint64_t gpa, size_t len, unsigned int ncpus,
-		  uint32_t cpu_sig, uint32_t cpu_features);
+		  uint32_t cpu_sig, uint32_t cpu_features, uint32_t pci_intx);
 
 #endif

@@ -229,10 +229,32 @@ static struct vpci_route vpci_compute(const struct vpci *p, unsigned int src)
 	return r;
 }
 
-/* Tell vmm/ about every source whose route changed. */
+/* INTx mode: MSI-X disabled and INTx not disabled in the command
+ * register (virtio 1.2, 4.1.4.5: the ISR then says why INTA# rose). */
+static void vpci_update_intx(struct vpci *p)
+{
+	bool maskall, on;
+
+	on = !vpci_msix_on(p, &maskall) &&
+	     !(pci_func_read(&p->func, PCI_COMMAND, 2) &
+	       PCI_COMMAND_INTX_DISABLE);
+	if (on == p->intx)
+		return;
+	p->intx = on;
+	if (p->cb.intx_mode)
+		p->cb.intx_mode(p->cb.opaque, on);
+}
+
+/* Tell vmm/ about every source whose route changed.  INTx mode ends
+ * before MSI routes go on and begins after they went off, so that an
+ * interrupt eventfd never has two consumers. */
 static void vpci_update_routes(struct vpci *p)
 {
 	unsigned int src, nsrc = 1 + p->vdev->nq;
+	bool maskall;
+
+	if (p->intx && vpci_msix_on(p, &maskall))
+		vpci_update_intx(p);
 
 	for (src = 0; src < nsrc; src++) {
 		struct vpci_route r = vpci_compute(p, src), *o = &p->route[src];
@@ -245,6 +267,7 @@ static void vpci_update_routes(struct vpci *p)
 			p->cb.irq_route(p->cb.opaque, src, r.on, r.addr, r.data);
 	}
 	p->route_valid = true;
+	vpci_update_intx(p);
 }
 
 static void vpci_update_notify(struct vpci *p)
@@ -276,6 +299,7 @@ int vpci_init(struct vpci *p, struct vdev *v, const struct vpci_cb *cb,
 	pci_func_init(&p->func, PCI_VENDOR_REDHAT_QUMRANET, devid,
 		      0x018000 /* mass storage, other */, 1,
 		      PCI_VENDOR_REDHAT_QUMRANET, 0x40);
+	p->func.cfg[PCI_INTERRUPT_PIN] = 1; /* INTA#, for a guest without MSI-X */
 	r = pci_func_set_bar(&p->func, 0, VPCI_BAR_SIZE, false, bar_addr);
 	if (!r)
 		r = vpci_add_caps(p);
@@ -519,7 +543,11 @@ static uint32_t vpci_read32(struct vpci *p, uint64_t off, unsigned int size)
 		if (vpci_common_width(off - VPCI_COMMON_OFF) == size)
 			return vpci_common_read(p, off - VPCI_COMMON_OFF);
 	} else if (off == VPCI_ISR_OFF && size == 1) {
-		return vdev_read_isr(v);
+		uint8_t isr = vdev_read_isr(v);
+
+		if (p->intx && p->cb.intx_ack)
+			p->cb.intx_ack(p->cb.opaque);
+		return isr;
 	} else if (in(off, VPCI_DEVCFG_OFF, VPCI_DEVCFG_LEN)) {
 		uint32_t o = (uint32_t)(off - VPCI_DEVCFG_OFF);
 
@@ -632,6 +660,13 @@ void vpci_bar_write(struct vpci *p, uint64_t off, const void *data,
 	} else {
 		vpci_write32(p, off, size, (uint32_t)v);
 	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+void vpci_set_intx_line(struct vpci *p, uint8_t line)
+{
+	pthread_mutex_lock(&p->lock);
+	p->func.cfg[PCI_INTERRUPT_LINE] = line;
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -94,6 +94,12 @@ struct vpci_cb {
 	void (*notify_map)(void *opaque, bool mapped, uint64_t base);
 	/* A kick that reached the vCPU thread (no ioeventfd caught it). */
 	void (*notify)(void *opaque, unsigned int q);
+	/* INTx mode (MSI-X off, INTx not disabled) begins or ends: while on,
+	 * every source raises INTA# and sets its ISR bit.  May be NULL. */
+	void (*intx_mode)(void *opaque, bool on);
+	/* The driver read the ISR (which clears it): lower INTA# unless a
+	 * bit is set again meanwhile.  May be NULL. */
+	void (*intx_ack)(void *opaque);
 };
 
 struct vpci_msix_entry {
@@ -119,6 +125,7 @@ struct vpci {
 	bool notify_mapped;
 	uint64_t notify_base;
 	bool bus_master;          /* PCI_COMMAND_MASTER as last seen */
+	bool intx;                /* INTx mode, as last told to vmm/ */
 	uint64_t bad_access;      /* malformed guest accesses, counted */
 };
 
@@ -137,6 +144,9 @@ void vpci_bar_read(struct vpci *p, uint64_t off, void *data,
 		   unsigned int size);
 void vpci_bar_write(struct vpci *p, uint64_t off, const void *data,
 		    unsigned int size);
+/* The Interrupt Line register's value as firmware would leave it: the
+ * GSI that INTA# reaches. */
+void vpci_set_intx_line(struct vpci *p, uint8_t line);
 /* Reset the device (as a status write of 0 would); for VM shutdown. */
 void vpci_reset(struct vpci *p);
 

@@ -75,6 +75,7 @@ struct machine {
 	struct pvpanic pvpanic;
 	struct vdisk *disk[VMM_MAX_DISKS];
 	unsigned int ndisks;
+	uint32_t pci_intx;        /* slots with an INTA# line, for the MP table */
 	struct vcpu vcpu[VMM_MAX_CPUS];
 	unsigned int ncpus;
 	int stop_fd;             /* eventfd: the VM should end */

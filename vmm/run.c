@@ -109,6 +109,9 @@ static int machine_pci(struct machine *m, struct blk_dev **disks)
 		r = pci_host_add(&m->pci, &vdisk_pci_ops, m->disk[i]);
 		if (r < 0)
 			return r;
+		/* INTA# for a guest without MSI-X (pci=nomsi). */
+		m->pci_intx |= 1u << r;
+		vdisk_set_intx_gsi(m->disk[i], MPTABLE_PCI_PIN((unsigned int)r));
 	}
 	r = pci_host_alloc_bar(&m->pci, PVPANIC_BAR_SIZE, &bar);
 	if (!r)
@@ -125,7 +128,8 @@ static int machine_cpus(struct machine *m, const struct boot_regs *regs)
 
 	vm_cpu_signature(&m->vm, &sig, &feat);
 	r = mptable_write(m->vm.ram + BOOT_MPTABLE, BOOT_MPTABLE,
-			  BOOT_KERNEL - BOOT_MPTABLE, m->cfg->cpus, sig, feat);
+			  BOOT_KERNEL - BOOT_MPTABLE, m->cfg->cpus, sig, feat,
+			  m->pci_intx);
 	if (r)
 		return r;
 	for (unsigned int i = 0; i < m->cfg->cpus; i++) {

@@ -97,6 +97,80 @@ static void vdisk_config_irq(void *opaque)
 	vdisk_kick(d->call[VPCI_SRC_CONFIG]);
 }
 
+/* INTx: each interrupt eventfd sets its ISR bit and raises INTA#; the
+ * driver's ISR read (vdisk_intx_ack) lowers it. */
+static void *vdisk_intx_main(void *arg)
+{
+	struct vdisk *d = arg;
+	struct pollfd p[1 + VPCI_MAX_SRC];
+	unsigned int n = 1 + d->nq;
+
+	p[0] = (struct pollfd){ .fd = d->intx_stop, .events = POLLIN };
+	for (unsigned int i = 0; i < n; i++)
+		p[1 + i] = (struct pollfd){ .fd = d->call[i], .events = POLLIN };
+	for (;;) {
+		uint8_t bits = 0;
+		uint64_t v;
+
+		if (poll(p, 1 + n, -1) < 0)
+			continue;
+		if (p[0].revents)
+			return NULL;
+		for (unsigned int i = 0; i < n; i++) {
+			if (!p[1 + i].revents ||
+			    read(d->call[i], &v, sizeof(v)) != sizeof(v))
+				continue;
+			bits |= i == VPCI_SRC_CONFIG ? VDEV_ISR_CONFIG
+						     : VDEV_ISR_QUEUE;
+		}
+		if (!bits)
+			continue;
+		/* The bit before the level: a driver that sees INTA# finds
+		 * why in the ISR. */
+		__atomic_or_fetch(&d->vdev.isr, bits, __ATOMIC_SEQ_CST);
+		vm_irq_line(d->vm, (unsigned int)d->intx_gsi, 1);
+	}
+}
+
+static void vdisk_intx_ack(void *opaque)
+{
+	struct vdisk *d = opaque;
+
+	vm_irq_line(d->vm, (unsigned int)d->intx_gsi, 0);
+	/* A bit set between the driver's read and the line going low. */
+	if (__atomic_load_n(&d->vdev.isr, __ATOMIC_SEQ_CST))
+		vm_irq_line(d->vm, (unsigned int)d->intx_gsi, 1);
+}
+
+static void vdisk_intx_mode(void *opaque, bool on)
+{
+	struct vdisk *d = opaque;
+	uint64_t one = 1, v;
+
+	if (d->intx_gsi < 0 || on == d->intx_on)
+		return;
+	if (on) {
+		d->intx_on = !pthread_create(&d->intx_thread, NULL,
+					     vdisk_intx_main, d);
+		if (!d->intx_on)
+			pr_err("virtio-blk: no INTx thread");
+		return;
+	}
+	(void)!write(d->intx_stop, &one, sizeof(one));
+	pthread_join(d->intx_thread, NULL);
+	(void)!read(d->intx_stop, &v, sizeof(v));
+	vm_irq_line(d->vm, (unsigned int)d->intx_gsi, 0);
+	d->intx_on = false;
+}
+
+void vdisk_set_intx_gsi(struct vdisk *d, unsigned int gsi)
+{
+	d->intx_gsi = (int)gsi;
+	vpci_set_intx_line(&d->pci, (uint8_t)gsi);
+	if (d->pci.intx) /* MSI-X is off at power-on */
+		vdisk_intx_mode(d, true);
+}
+
 static void vdisk_needs_reset(void *opaque)
 {
 	struct vdisk *d = opaque;
@@ -133,6 +207,7 @@ int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
 	struct vpci_cb cb = {
 		.irq_route = vdisk_irq_route, .irq_pending = vdisk_irq_pending,
 		.notify_map = vdisk_notify_map, .notify = vdisk_notify,
+		.intx_mode = vdisk_intx_mode, .intx_ack = vdisk_intx_ack,
 	};
 	struct vdisk *d = calloc(1, sizeof(*d));
 	int r;
@@ -143,6 +218,12 @@ int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
 	d->blk = blk;
 	memset(d->kick, -1, sizeof(d->kick));
 	memset(d->call, -1, sizeof(d->call));
+	d->intx_gsi = -1; /* set once the slot is known; INTx waits till then */
+	d->intx_stop = eventfd(0, EFD_CLOEXEC);
+	if (d->intx_stop < 0) {
+		free(d);
+		return -errno;
+	}
 	cb.opaque = d;
 	r = vdev_init(&d->vdev, &blk_vdev_ops, blk, &vm->mem, vdisk_config_irq,
 		      d);
@@ -220,6 +301,7 @@ void vdisk_destroy(struct vdisk *d)
 
 	if (!d)
 		return;
+	vdisk_intx_mode(d, false);
 	if (d->pci.vdev) {
 		vpci_reset(&d->pci);
 		if (d->notify_on)
@@ -248,6 +330,7 @@ void vdisk_destroy(struct vdisk *d)
 	for (unsigned int i = 0; i < VPCI_MAX_SRC; i++)
 		if (d->call[i] >= 0)
 			close(d->call[i]);
+	close(d->intx_stop);
 	free(d);
 }
 

@@ -4,6 +4,7 @@
 #ifndef VMM_VDISK_H
 #define VMM_VDISK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,12 @@ struct vdisk {
 	bool notify_on;
 	uint64_t notify_base;
 	uint64_t slow_kicks;       /* kicks that exited to a vCPU thread */
+	/* INTx (a guest without MSI-X): a thread turns every interrupt
+	 * eventfd into an ISR bit and the INTA# level on intx_gsi. */
+	int intx_gsi;              /* -1: none */
+	bool intx_on;
+	int intx_stop;
+	pthread_t intx_thread;
 };
 
 extern const struct pci_dev_ops vdisk_pci_ops;
@@ -33,6 +40,8 @@ extern const struct pci_dev_ops vdisk_pci_ops;
 /* Takes over blk (destroyed by vdisk_destroy).  0 or -errno. */
 int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
 		 struct vdisk **out);
+/* The GSI (IOAPIC pin) its INTA# line reaches. */
+void vdisk_set_intx_gsi(struct vdisk *d, unsigned int gsi);
 /* Reset the device (joins its iothreads), then write its counters and
  * each queue's latency breakdown as one JSON object. */
 void vdisk_stats_json(struct vdisk *d, FILE *f);

@@ -33,6 +33,8 @@ struct fake {
 	bool mapped;
 	uint64_t notify_base;
 	int notified[NQ];
+	bool intx;
+	int intx_changes, intx_acks;
 };
 
 struct ctx {
@@ -107,10 +109,22 @@ static void cb_notify(void *o, unsigned int q)
 	((struct fake *)o)->notified[q]++;
 }
 
+static void cb_intx_mode(void *o, bool on)
+{
+	((struct fake *)o)->intx = on;
+	((struct fake *)o)->intx_changes++;
+}
+
+static void cb_intx_ack(void *o)
+{
+	((struct fake *)o)->intx_acks++;
+}
+
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	struct vpci_cb cb = { &c->f, cb_route, cb_pending, cb_map, cb_notify };
+	struct vpci_cb cb = { &c->f, cb_route, cb_pending, cb_map, cb_notify,
+			      cb_intx_mode, cb_intx_ack };
 
 	c->ram = calloc(1, RAM_SIZE);
 	assert_int_equal(gmem_add(&c->mem, 0, RAM_SIZE, c->ram), 0);
@@ -359,6 +373,31 @@ static void msix_ctl(struct ctx *c, uint16_t v)
 		       2, v);
 }
 
+/* INTx: INTA# declared; INTx mode while MSI-X is off and INTx is not
+ * disabled; an ISR read in INTx mode is acknowledged to vmm/. */
+static void test_intx_mode(void **state)
+{
+	struct ctx *c = *state;
+
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_INTERRUPT_PIN, 1), 1);
+	vpci_set_intx_line(&c->p, 17);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_INTERRUPT_LINE, 1), 17);
+	assert_true(c->f.intx); /* MSI-X is off at power-on */
+	enable_mem(c);
+	assert_int_equal(rd(c, VPCI_ISR_OFF, 1), 0);
+	assert_int_equal(c->f.intx_acks, 1);
+	msix_ctl(c, PCI_MSIX_FLAGS_ENABLE);
+	assert_false(c->f.intx);
+	assert_int_equal(rd(c, VPCI_ISR_OFF, 1), 0);
+	assert_int_equal(c->f.intx_acks, 1); /* not in MSI-X mode */
+	msix_ctl(c, 0);
+	assert_true(c->f.intx);
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2,
+		       PCI_COMMAND_MEMORY | PCI_COMMAND_INTX_DISABLE);
+	assert_false(c->f.intx);
+	assert_int_equal(c->f.intx_changes, 4);
+}
+
 static void test_msix_routes(void **state)
 {
 	struct ctx *c = *state;
@@ -515,6 +554,7 @@ int main(int argc, char **argv)
 		T(test_common_cfg),
 		T(test_features_ok_refused_over_pci),
 		T(test_bus_master_gates_dma),
+		T(test_intx_mode),
 		T(test_msix_routes),
 		T(test_msix_unchanged_no_callback),
 		T(test_msix_table_bounds),
