@@ -431,15 +431,48 @@ static void test_multi_iov(void **state)
 	assert_memory_equal(t->wbuf, t->rbuf, 8192);
 }
 
+/* Flush requests the block layer completed for the loop device under
+ * test (/sys/block/loopN/stat, field 16: Documentation/block/stat.rst);
+ * -1 when the test's disk is not a loop device. */
+static long long loop_flushes(const struct t *t)
+{
+	char path[PATH_MAX];
+	long long f[17];
+	FILE *fp;
+	int n;
+
+	if (!cfg->bdev)
+		return -1;
+	snprintf(path, sizeof(path), "/sys/block/%s/stat",
+		 strrchr(t->path, '/') + 1);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	n = fscanf(fp, "%lld %lld %lld %lld %lld %lld %lld %lld %lld %lld "
+		   "%lld %lld %lld %lld %lld %lld %lld", &f[0], &f[1], &f[2],
+		   &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10],
+		   &f[11], &f[12], &f[13], &f[14], &f[15], &f[16]);
+	fclose(fp);
+	assert_int_equal(n, 17);
+	return f[15];
+}
+
 static void test_flush(void **state)
 {
 	struct t *t = *state;
+	long long f0, f1;
 
 	open_rw(state, 8, false);
 	pattern(t->wbuf, 4096, 5);
+	f0 = loop_flushes(t);
 	assert_int_equal(wr(t, 0, t->wbuf, 4096), VIRTIO_BLK_S_OK);
+	/* Not write-through: a plain write asks the device for no flush. */
+	assert_int_equal(loop_flushes(t), f0);
 	assert_int_equal(zap(t, VIRTIO_BLK_T_FLUSH, 0, 0, false),
 			 VIRTIO_BLK_S_OK);
+	/* A FLUSH reaches the kernel (a FLUSH made a no-op fails here). */
+	f1 = loop_flushes(t);
+	if (cfg->bdev)
+		assert_true(f1 > f0);
 	assert_int_equal(rd(t, 0, t->rbuf, 4096), VIRTIO_BLK_S_OK);
 	assert_memory_equal(t->wbuf, t->rbuf, 4096);
 }
@@ -448,11 +481,18 @@ static void test_write_through(void **state)
 {
 	struct t *t = *state;
 
+	long long f0;
+
 	/* Writes carry RWF_DSYNC: durable on completion, no FLUSH. */
 	open_rw(state, 8, true);
 	check_path(t);
 	pattern(t->wbuf, 65536, 6);
+	f0 = loop_flushes(t);
 	assert_int_equal(wr(t, 128, t->wbuf, 65536), VIRTIO_BLK_S_OK);
+	/* The write itself made the loop device flush (dropping RWF_DSYNC
+	 * fails here). */
+	if (cfg->bdev)
+		assert_true(loop_flushes(t) > f0);
 	assert_int_equal(rd(t, 128, t->rbuf, 65536), VIRTIO_BLK_S_OK);
 	assert_memory_equal(t->wbuf, t->rbuf, 65536);
 }
