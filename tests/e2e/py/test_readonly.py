@@ -8,7 +8,7 @@ from vmharness import cmdlines, guestrun, paths
 SCRIPT = r"""
 blockdev --setrw $DISK
 echo "ro-flag=$(cat /sys/block/${DISK#/dev/}/ro)"
-dd if=/dev/urandom of=$DISK bs=4096 count=4 oflag=direct conv=fsync 2>/tmp/dd.err
+dd if=/dev/urandom of=$DISK bs=4096 count=4 conv=fsync 2>/tmp/dd.err
 echo "dd-rc=$?"
 cat /tmp/dd.err
 dd if=$DISK of=/dev/null bs=4096 count=4 iflag=direct 2>/dev/null
