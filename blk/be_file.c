@@ -38,6 +38,7 @@
 #include "blk/backend.h"
 #include "blk/fifo.h"
 #include "blk/blk.h"
+#include "blk/uring.h"
 
 #define PUNCH (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)
 #define ZERO (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE)
@@ -402,38 +403,13 @@ static void file_close(struct blk_backend *b)
 
 /* ---- queues ---------------------------------------------------------- */
 
-static int ring_init(struct io_uring *ring, unsigned int entries)
-{
-	/* COOP_TASKRUN: completions are not pushed into this thread with an
-	 * IPI while it runs, only at its next kernel entry; TASKRUN_FLAG
-	 * tells reap() when that entry is needed.  SUBMIT_ALL: one bad SQE
-	 * must not leave the others unsubmitted.  Older kernels refuse
-	 * flags they do not know with -EINVAL: retry with fewer. */
-	static const unsigned int try[] = {
-		IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
-			IORING_SETUP_SUBMIT_ALL,
-		IORING_SETUP_SUBMIT_ALL,
-		0,
-	};
-	int ret = -EINVAL;
-
-	for (unsigned int i = 0; i < 3 && ret == -EINVAL; i++) {
-		/* The default CQ is twice the SQ: with at most depth
-		 * requests in flight it never overflows. */
-		struct io_uring_params p = { .flags = try[i] };
-
-		ret = io_uring_queue_init_params(entries, ring, &p);
-	}
-	return ret;
-}
-
 static int file_queue_open(struct blk_backend *b,
 			   const struct blk_queue_params *p,
 			   struct blk_bq **out)
 {
 	struct blk_bq *q;
 	unsigned int entries = 1;
-	bool sync;
+	bool sync, fixed;
 	int ret;
 
 	if (!p->depth || p->depth > 32768)
@@ -461,23 +437,14 @@ static int file_queue_open(struct blk_backend *b,
 		ret = -errno;
 		goto err_free;
 	}
-	ret = ring_init(&q->ring, entries);
+	ret = blk_uring_open(&q->ring, entries, q->efd, b->fd, &fixed);
 	if (ret)
 		goto err_efd;
-	ret = io_uring_register_eventfd(&q->ring, q->efd);
-	if (ret)
-		goto err_ring;
-	/* A registered file saves an fget/fput per request; optional. */
-	q->fd = b->fd;
-	if (io_uring_register_files(&q->ring, &b->fd, 1) == 0) {
-		q->fd = 0;
-		q->sqe_flags = IOSQE_FIXED_FILE;
-	}
+	q->fd = fixed ? 0 : b->fd;
+	q->sqe_flags = fixed ? IOSQE_FIXED_FILE : 0;
 	*out = q;
 	return 0;
 
-err_ring:
-	io_uring_queue_exit(&q->ring);
 err_efd:
 	close(q->efd);
 err_free:
