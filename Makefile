@@ -115,7 +115,7 @@ guest:
 
 # End to end (tests/e2e/run.sh): bad command lines here, then every guest
 # test (QEMU's reference tests, then ours) in one boot of the test host
-# when this host's KVM is too slow for Linux (kvmprobe decides).
+# when this host's KVM is too slow for Linux (`vmm probe` decides).
 e2e: all guest
 	tests/e2e/run.sh
 	bench/vmh pytest

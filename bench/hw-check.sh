@@ -7,7 +7,7 @@
 # virtualization (Intel VT-x or AMD-V) behind /dev/kvm, Debian 12 with
 # tests/deps.sh's packages, 4 or more cores.  It does, in one run:
 #   1. /dev/kvm: present, readable and writable by us;
-#   2. its speed: tests/testhost/kvmprobe (a guest loop; exit 0 = fast,
+#   2. its speed: build/vmm probe (a guest loop; exit 0 = fast,
 #      i.e. not the emulated kvm_pvm of the development machines); a slow
 #      or missing KVM stops here (status 3): use bench/vmbench, which goes
 #      through the test host, on such a machine;
@@ -57,17 +57,15 @@ if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
 fi
 
 # 2. Its speed.
-probe=$REPO/build/vmbench/kvmprobe
-mkdir -p "$(dirname "$probe")"
-${CC:-cc} -O2 -Wall -Wextra -o "$probe.tmp.$$" tests/testhost/kvmprobe.c && mv "$probe.tmp.$$" "$probe" ||
-	{ say "cannot build tests/testhost/kvmprobe"; exit 2; }
+make -s build/vmm >&2 || { say "cannot build build/vmm"; exit 2; }
 prc=0
-pout=$("$probe" 2>&1) || prc=$?
+pout=$(build/vmm probe 2>&1) || prc=$?
+pout=$(printf '%s\n' "$pout" | grep -E '^(guest loop|verdict)' | tr '\n' ' ')
 say "$pout"
 where=host
 if [ "$prc" != 0 ]; then
 	if [ -z "${HWCHECK_ALLOW_SLOW:-}" ]; then
-		say "this KVM is not fast enough for Linux guests (kvmprobe status $prc): not a hardware-KVM machine"
+		say "this KVM is not fast enough for Linux guests (vmm probe status $prc): not a hardware-KVM machine"
 		exit 3
 	fi
 	# Only to try this script out on a development machine: the guests
@@ -115,7 +113,7 @@ run_scenario scaling $((BUDGET - 15 - ($(date +%s) - t_start))) --guests "$GUEST
 	echo "- Date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "- Machine: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
 	echo "- Kernel: $(uname -sr); KVM modules: ${modules:-?}"
-	echo "- kvmprobe: $pout"
+	echo "- vmm probe: $pout"
 	echo "- Tree: $(git describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "- fio runtime per point: ${RUNTIME}s; budget for the whole check: ${BUDGET}s"
 	for s in peers scaling; do

@@ -8,7 +8,7 @@
 # and both block sizes, no failed run) and a PNG plot.  Also checks the
 # statistics code (vmstats.py --selftest) and that a bad configuration is
 # refused.  Guests run inside the test host when this host's KVM is slow
-# (bench/vmbench decides with kvmprobe, under flock /tmp/testhost.lock):
+# (bench/vmbench decides with `vmm probe`, under flock /tmp/testhost.lock):
 # about 40-60 s there.  Needs build/vmm (make), python3 and gnuplot
 # (tests/deps.sh installs both).
 #

@@ -146,8 +146,8 @@ int probe_run(void)
 		       ns ? " (missing capabilities)" : " (test guest failed)");
 		return VMM_EXIT_ERROR;
 	}
-	printf("guest loop: %u iterations in %.3f ms\n", PROBE_LOOPS,
-	       (double)ns / 1e6);
+	printf("guest loop: %u iterations in %.3f ms, %.1f ns each\n",
+	       PROBE_LOOPS, (double)ns / 1e6, (double)ns / PROBE_LOOPS);
 	if (ns < PROBE_FAST_NS) {
 		printf("verdict: hardware virtualization, guests run at speed\n");
 		return VMM_EXIT_RESET;

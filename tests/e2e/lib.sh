@@ -334,27 +334,23 @@ fio_summary() {
 
 # ---- where ------------------------------------------------------------------
 
-# kvm_probe: build tests/testhost/kvmprobe if needed and run it; sets
-# probe_out (its line) and probe_rc (0 fast KVM, 1 slow, 2 none).
+# kvm_probe: `vmm probe` times a tiny guest loop; sets probe_out (its
+# loop and verdict lines) and probe_rc (0 fast KVM, 1 slow, 2 none).
 kvm_probe() {
-	local probe=$REPO/build/testhost/kvmprobe
-	if [ ! -x "$probe" ] || [ "$REPO/tests/testhost/kvmprobe.c" -nt "$probe" ]; then
-		mkdir -p "$(dirname "$probe")"
-		${CC:-cc} -O2 -Wall -Wextra -o "$probe.tmp" \
-			"$REPO/tests/testhost/kvmprobe.c" &&
-			mv "$probe.tmp" "$probe" || {
-			echo "e2e: cannot build tests/testhost/kvmprobe" >&2
-			return 1
-		}
-	fi
-	probe_rc=0
-	probe_out=$("$probe" 2>&1) || probe_rc=$?
+	local out rc=0
+	out=$(timeout -k 2 30 "$REPO/build/vmm" probe 2>&1) || rc=$?
+	probe_out=$(printf '%s\n' "$out" | grep -E '^(guest loop|verdict)' |
+		tr '\n' ' ')
+	case $rc in
+	0) probe_rc=0 ;;
+	6) probe_rc=1 ;;
+	*) probe_rc=2 ;;
+	esac
 }
 
 # choose_where NAME OVERRIDE: sets where=host|testhost: OVERRIDE when it
-# is set, else host if kvmprobe finds a KVM that runs standard guests at
-# speed (its line goes to stderr, prefixed with NAME); exits 1 if the
-# probe cannot be built.
+# is set, else host if `vmm probe` finds a KVM that runs standard guests
+# at speed (its lines go to stderr, prefixed with NAME).
 choose_where() {
 	where=$2
 	[ -z "$where" ] || return 0

@@ -7,7 +7,7 @@
 # per job), and a short summary at the end: IOPS, bandwidth, mean and p99
 # completion latency per job.
 #
-# Where: tests/testhost/kvmprobe decides, as for tests/e2e/run.sh: on a
+# Where: build/vmm probe decides, as for tests/e2e/run.sh: on a
 # hardware KVM the VM runs here; on an emulated one (kvm_pvm) or none it
 # runs inside the test host (one boot of it for both jobs, under flock
 # /tmp/testhost.lock), and says so.  RUN_WHERE=host|testhost overrides.

@@ -34,7 +34,7 @@
 # this machine, no KVM needed): every kind of bad command line exits 2
 # with one "vmm: ..." line and creates or changes no file.
 #
-# Where: tests/testhost/kvmprobe times a tiny guest loop on this host's
+# Where: build/vmm probe times a tiny guest loop on this host's
 # /dev/kvm.  Hardware KVM: the guests boot here.  Emulated KVM (kvm_pvm)
 # or none: all guest tests run inside ONE boot of the test host
 # (tests/testhost/run.sh, under flock /tmp/testhost.lock so that one test
