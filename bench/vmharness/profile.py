@@ -279,6 +279,8 @@ def paired_ratio(runs, job, base, other, key="iops"):
 def ratio_lines(runs, configs, job):
     out = []
     for c in configs[1:]:
+        if c.startswith("qemu"):
+            continue  # baselines are not compared with each other
         # vmm-X is compared with qemu-X where there is one, else with the
         # first configuration.
         base = "qemu" + c[3:] if c.startswith("vmm") and "qemu" + c[3:] in configs else configs[0]
