@@ -32,21 +32,6 @@ static const struct gmem_region *gmem_find(const struct gmem *m, uint64_t gpa)
 	return NULL;
 }
 
-void *gmem_ptr(const struct gmem *m, uint64_t gpa, uint64_t len)
-{
-	const struct gmem_region *r;
-	uint64_t off;
-
-	if (!len)
-		return NULL;
-	r = gmem_find(m, gpa);
-	if (!r)
-		return NULL;
-	off = gpa - r->gpa;
-	if (len > r->size - off)
-		return NULL;
-	return r->hva + off;
-}
 
 /* Walk [gpa, gpa+len) region by region; fn gets host pointer pieces. */
 static int gmem_walk(const struct gmem *m, uint64_t gpa, uint64_t len,
@@ -138,23 +123,11 @@ static int gmem_iov_piece(void *ctx, uint8_t *p, uint64_t n)
 	return 0;
 }
 
-int gmem_iov(const struct gmem *m, uint64_t gpa, uint64_t len,
-	     struct iovec *iov, unsigned int max, unsigned int *n)
+int gmem_iov_split(const struct gmem *m, uint64_t gpa, uint64_t len,
+		   struct iovec *iov, unsigned int max, unsigned int *n)
 {
 	struct gmem_iovs v = { iov, max, *n };
-	void *p = gmem_ptr(m, gpa, len);
-	int ret;
-
-	/* Per-request path: a buffer almost always lies in one region. */
-	if (p) {
-		if (*n >= max)
-			return -E2BIG;
-		iov[*n].iov_base = p;
-		iov[*n].iov_len = len;
-		(*n)++;
-		return 0;
-	}
-	ret = gmem_walk(m, gpa, len, gmem_iov_piece, &v);
+	int ret = gmem_walk(m, gpa, len, gmem_iov_piece, &v);
 
 	if (!ret)
 		*n = v.n;

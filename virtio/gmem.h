@@ -7,7 +7,9 @@
 #ifndef VIRTIO_GMEM_H
 #define VIRTIO_GMEM_H
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -27,18 +29,48 @@ struct gmem {
 /* Add a region; regions must not overlap.  0 or -EINVAL / -ENOSPC. */
 int gmem_add(struct gmem *m, uint64_t gpa, uint64_t size, void *hva);
 
-/* Host pointer to [gpa, gpa+len) if it lies inside one region, else NULL. */
-void *gmem_ptr(const struct gmem *m, uint64_t gpa, uint64_t len);
+/* Host pointer to [gpa, gpa+len) if it lies inside one region, else NULL.
+ * Inline: it is on every request's path, several times. */
+static inline void *gmem_ptr(const struct gmem *m, uint64_t gpa, uint64_t len)
+{
+	for (unsigned int i = 0; i < m->nr; i++) {
+		const struct gmem_region *r = &m->r[i];
+		uint64_t off = gpa - r->gpa;
+
+		/* off wraps for gpa below the region: one test covers both. */
+		if (off < r->size)
+			return len && len <= r->size - off ? r->hva + off : NULL;
+	}
+	return NULL;
+}
 
 /* Copies that may span adjacent regions.  0 or -EFAULT. */
 int gmem_read(const struct gmem *m, uint64_t gpa, void *dst, uint64_t len);
 int gmem_write(const struct gmem *m, uint64_t gpa, const void *src,
 	       uint64_t len);
 
+/* gmem_iov for a range that spans regions (or is refused). */
+int gmem_iov_split(const struct gmem *m, uint64_t gpa, uint64_t len,
+		   struct iovec *iov, unsigned int max, unsigned int *n);
+
 /* Append iovecs covering [gpa, gpa+len) to iov[*n..max).
- * 0, -EFAULT (not RAM, empty, wraps) or -E2BIG (out of iovecs). */
-int gmem_iov(const struct gmem *m, uint64_t gpa, uint64_t len,
-	     struct iovec *iov, unsigned int max, unsigned int *n);
+ * 0, -EFAULT (not RAM, empty, wraps) or -E2BIG (out of iovecs).
+ * Inline for the per-request case: a buffer inside one region. */
+static inline int gmem_iov(const struct gmem *m, uint64_t gpa, uint64_t len,
+			   struct iovec *iov, unsigned int max,
+			   unsigned int *n)
+{
+	void *p = gmem_ptr(m, gpa, len);
+
+	if (!p)
+		return gmem_iov_split(m, gpa, len, iov, max, n);
+	if (*n >= max)
+		return -E2BIG;
+	iov[*n].iov_base = p;
+	iov[*n].iov_len = len;
+	(*n)++;
+	return 0;
+}
 
 /* True if host range [p, p+len) lies inside guest RAM (for tests/asserts). */
 bool gmem_contains_host(const struct gmem *m, const void *p, uint64_t len);
