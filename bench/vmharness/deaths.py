@@ -73,10 +73,17 @@ def run_plan(args):
             "direct": cmdlines.direct_ok(disk_path)}
     cfgs = [parse_config(c) for c in args.config]
     rng = random.Random(args.seed)
+    path = os.path.join(args.out, "runs.jsonl")
+    done = set()
+    if os.path.exists(path):  # a test host that died before the end
+        done = {(r["round"], r["config"], r["job"])
+                for r in map(json.loads, open(path)) if r}
     for rnd in range(args.n):
         order = [(c, j) for c in cfgs for j in args.job]
         rng.shuffle(order)
         for cfg, job in order:
+            if (rnd, cfg["name"], job) in done:
+                continue
             log = os.path.join(args.out, "logs", "n%03d-%s-%s.log" % (rnd, cfg["name"], job))
             rec = one_run(cfg, job, disk, args, log)
             rec.update({"round": rnd, "seed": args.seed, "time": time.time()})

@@ -155,11 +155,17 @@ def run_plan(args):
     cfgs = [parse_config(c) for c in args.config]
     rng = random.Random(args.seed)
     runs_path = os.path.join(args.out, "runs.jsonl")
+    done = set()
+    if os.path.exists(runs_path):  # a test host that died before the end
+        done = {(r["repeat"], r["config"], r["job"]) for r in load(args.out)
+                if "fio" in r}
     for rep in range(args.repeats):
         order = [(c, j) for c in cfgs for j in args.job
                  if j in c["opts"].get("jobs", j).split("+")]
         rng.shuffle(order)
         for i, (cfg, job) in enumerate(order):
+            if (rep, cfg["name"], job) in done:
+                continue
             for attempt in range(1, args.tries + 1):
                 log = os.path.join(args.out, "logs", "r%d-%s-%s-try%d.log" % (
                     rep, cfg["name"].replace("/", "_"), job, attempt))

@@ -2,8 +2,10 @@
 speed, else inside the test host (tests/testhost/run.sh: QEMU TCG with an
 emulated AMD-V, see guest/README.md), one boot at a time under a lock."""
 import os
+import signal
 import subprocess
 import sys
+import time
 
 from . import paths
 
@@ -20,15 +22,44 @@ def kvm_is_fast():
     return r.returncode == 0
 
 
-def run_inside(argv, out_dir, timeout_s=1800, env=None):
+def _last_sign_of_life(out_dir):
+    """Newest mtime among the test host's console and the results."""
+    newest = 0.0
+    for p in (os.path.join(out_dir, ".testhost", "console.log"),
+              os.path.join(out_dir, "runs.jsonl")):
+        try:
+            newest = max(newest, os.path.getmtime(p))
+        except OSError:
+            pass
+    return newest
+
+
+def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):
     """Run ARGV (a command of this checkout) in one test-host boot; its
-    output comes back on ours; OUT_DIR is writable there.  Returns its
-    exit status (124: the test host timed out, 125: it died)."""
+    output comes back on ours; OUT_DIR is writable there.  A test host
+    that has locked up (its console and OUT_DIR/runs.jsonl unchanged for
+    stall_s seconds) is stopped.  Returns the exit status (124: timed out
+    or locked up, 125: it died)."""
     e = dict(os.environ if env is None else env)
     e["TESTHOST_OUT"] = out_dir
     e["TESTHOST_TIMEOUT"] = str(timeout_s)
     cmd = ["flock", LOCK, paths.TESTHOST_RUN] + argv
-    return subprocess.run(cmd, env=e, cwd=paths.REPO).returncode
+    proc = subprocess.Popen(cmd, env=e, cwd=paths.REPO, start_new_session=True)
+    start = time.time()
+    while proc.poll() is None:
+        time.sleep(5)
+        last = max(_last_sign_of_life(out_dir), start)
+        if time.time() - last > stall_s:
+            print("vmh: the test host shows no sign of life for %d s: stopping it"
+                  % stall_s, file=sys.stderr, flush=True)
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            return 124
+    return proc.returncode
 
 
 def python_argv(module_args):
