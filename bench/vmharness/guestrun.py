@@ -127,8 +127,13 @@ def fio_script(name, fio_args):
         "sed -n '/^{/,$ { s/^ *//; p; }' /tmp/fio.json\n"
         'echo "=== FIO-JSON END %(n)s rc=$rc ==="\n'
         # Let the UART drain before /init powers off: reboot -f does not
-        # wait for the tty, and the JSON's tail was lost that way.
-        'sleep 1\n'
+        # wait for the tty, and the JSON's tail was lost that way.  The
+        # port's transmit count stops moving once it has drained.
+        'a=; b=x; i=0\n'
+        'while [ "$a" != "$b" ] && [ $i -lt 300 ]; do\n'
+        '  a=$(grep "^0:" /proc/tty/driver/serial); sleep 0.3\n'
+        '  b=$(grep "^0:" /proc/tty/driver/serial); i=$((i + 1))\n'
+        'done\n'
     ) % {"n": name, "a": args}
 
 
