@@ -10,14 +10,12 @@ any other exit).  Every death's console is kept.  Rates come with Wilson
 exact test.  A test-host death ends the inner run early: the outer part
 reports it and the runs already recorded stay.
 """
-import json
 import math
 import os
-import random
 import time
 
-from . import cmdlines, counters, fiojson, guestrun, paths
-from .profile import JOBS, guest_argv, make_disk, parse_config
+from . import cmdlines, counters, fiojson, guestrun, plan
+from .profile import JOBS, guest_argv
 
 DEATH_JOBS = {"verify": None, "randread-4k": JOBS["randread-4k"]}
 
@@ -67,35 +65,20 @@ def one_run(cfg, job, disk, args, log_path):
 def run_plan(args):
     counters.ensure_mounts()
     os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
-    disk_path = os.path.join(args.disk_dir, "vmh-deaths.img")
-    make_disk(disk_path, args.disk_mb)
-    disk = {"path": disk_path, "serial": "data",
-            "direct": cmdlines.direct_ok(disk_path)}
-    cfgs = [parse_config(c) for c in args.config]
-    rng = random.Random(args.seed)
-    path = os.path.join(args.out, "runs.jsonl")
-    done = set()
-    if os.path.exists(path):  # a test host that died before the end
-        done = {(r["round"], r["config"], r["job"])
-                for r in map(json.loads, open(path)) if r}
-    for rnd in range(args.n):
-        order = [(c, j) for c in cfgs for j in args.job]
-        rng.shuffle(order)
-        for cfg, job in order:
-            if (rnd, cfg["name"], job) in done:
-                continue
-            log = os.path.join(args.out, "logs", "n%03d-%s-%s.log" % (rnd, cfg["name"], job))
-            rec = one_run(cfg, job, disk, args, log)
-            rec.update({"round": rnd, "seed": args.seed, "time": time.time()})
-            with open(os.path.join(args.out, "runs.jsonl"), "a") as f:
-                f.write(json.dumps(rec) + "\n")
-            print("vmh: n%03d %-10s %-12s %s" % (rnd, cfg["name"], job, rec["outcome"]),
-                  flush=True)
+    disk = plan.data_disk(args, "vmh-deaths.img")
+    cfgs = [plan.parse_config(c) for c in args.config]
+    done = {(r["round"], r["config"], r["job"]) for r in plan.load_runs(args.out)}
+    for rnd, _, cfg, job in plan.rounds(cfgs, args.job, args.n, args.seed, done):
+        log = os.path.join(args.out, "logs", "n%03d-%s-%s.log" % (rnd, cfg["name"], job))
+        rec = one_run(cfg, job, disk, args, log)
+        rec.update({"round": rnd, "seed": args.seed, "time": time.time()})
+        plan.record(args.out, rec)
+        print("vmh: n%03d %-10s %-12s %s" % (rnd, cfg["name"], job, rec["outcome"]),
+              flush=True)
 
 
 def analyse(out_dir):
-    path = os.path.join(out_dir, "runs.jsonl")
-    runs = [json.loads(l) for l in open(path) if l.strip()] if os.path.exists(path) else []
+    runs = plan.load_runs(out_dir)
     configs = sorted({r["config"] for r in runs})
     jobs = sorted({r["job"] for r in runs})
     lines = ["| configuration | job | runs | clean | deaths | rate | 95% CI | by kind |",

@@ -41,8 +41,7 @@ class GuestRun:
     phase markers, from the reading thread, as soon as the line arrives."""
 
     def __init__(self, argv, timeout=300, on_phase=None, log_path=None,
-                 stop_on_stall=True, env=None):
-        self.env = env
+                 stop_on_stall=True):
         self.argv = argv
         self.timeout = timeout
         self.on_phase = on_phase
@@ -67,8 +66,7 @@ class GuestRun:
         t0 = time.monotonic()
         with open(err_path, "w") as err:
             proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=err,
-                                    env=self.env)
+                                    stdout=subprocess.PIPE, stderr=err)
             self.pid = proc.pid
             timer = threading.Timer(self.timeout, self._expire, (proc,))
             timer.start()

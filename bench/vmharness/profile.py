@@ -10,12 +10,10 @@ OUT/runs.jsonl and a markdown table per job in OUT/table.md.
 """
 import json
 import os
-import random
 import statistics
-import subprocess
 import time
 
-from . import cmdlines, counters, fiojson, guestrun, paths
+from . import cmdlines, counters, fiojson, guestrun, paths, plan
 
 SEED = ["--bs=512", "--ioengine=libaio", "--iodepth=64", "--numjobs=32",
         "--direct=1", "--thread", "--group_reporting", "--norandommap",
@@ -55,40 +53,13 @@ JOBS = {
 }
 
 
-def parse_config(spec):
-    """vmm[:k=v,...] or qemu[:k=v,...] -> dict(kind, name, opts)."""
-    kind, _, rest = spec.partition(":")
-    if kind not in ("vmm", "qemu"):
-        raise ValueError("configuration must start with vmm or qemu: " + spec)
-    opts = dict(kv.split("=", 1) for kv in rest.split(",") if kv)
-    name = opts.pop("name", spec)
-    return {"kind": kind, "name": name, "opts": opts}
-
-
-def make_disk(path, size_mb):
-    """A backing file filled with allocated (not sparse) blocks."""
-    if os.path.exists(path) and os.path.getsize(path) == size_mb << 20:
-        return
-    subprocess.run(["fallocate", "-l", "%dM" % size_mb, path], check=True)
-
-
-def guest_env(cfg):
-    """env=K:V;K:V in a configuration: extra environment for the VMM."""
-    env = dict(os.environ)
-    for kv in cfg["opts"].get("env", "").split(";"):
-        if kv:
-            k, _, v = kv.partition(":")
-            env[k] = v
-    return env
-
-
 def guest_argv(cfg, cmdline, disk, args):
     kernel = paths.BZIMAGE if args.kernel == "bzimage" else paths.VMLINUX
     d = dict(disk)
     d["queues"] = int(cfg["opts"].get("queues", args.queues))
     if cfg["kind"] == "vmm":
         d["opts"] = ["%s=%s" % (k, v) for k, v in cfg["opts"].items()
-                     if k not in ("queues", "bin", "env", "jobs")]
+                     if k not in ("queues", "bin", "jobs")]
         return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem,
                                  args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN))
     d["iothread"] = cfg["opts"].get("iothread", "on") == "on"
@@ -132,7 +103,7 @@ def one_run(cfg, job, disk, args, log_path):
 
     g = guestrun.GuestRun(argv,
                           timeout=args.boot_timeout, on_phase=on_phase,
-                          log_path=log_path, env=guest_env(cfg)).run()
+                          log_path=log_path).run()
     res = fiojson.extract(g.lines).get(job)
     rec = {"config": cfg["name"], "job": job, "outcome": g.outcome,
            "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path}
@@ -147,40 +118,26 @@ def one_run(cfg, job, disk, args, log_path):
 def run_plan(args):
     """The inner part: where KVM is fast."""
     counters.ensure_mounts()
-    os.makedirs(args.out, exist_ok=True)
-    disk_path = os.path.join(args.disk_dir, "vmh-disk.img")
-    make_disk(disk_path, args.disk_mb)
-    disk = {"path": disk_path, "serial": "data",
-            "direct": cmdlines.direct_ok(disk_path)}
-    cfgs = [parse_config(c) for c in args.config]
-    rng = random.Random(args.seed)
-    runs_path = os.path.join(args.out, "runs.jsonl")
-    done = set()
-    if os.path.exists(runs_path):  # a test host that died before the end
-        done = {(r["repeat"], r["config"], r["job"]) for r in load(args.out)
-                if "fio" in r}
-    for rep in range(args.repeats):
-        order = [(c, j) for c in cfgs for j in args.job
-                 if j in c["opts"].get("jobs", j).split("+")]
-        rng.shuffle(order)
-        for i, (cfg, job) in enumerate(order):
-            if (rep, cfg["name"], job) in done:
-                continue
-            for attempt in range(1, args.tries + 1):
-                log = os.path.join(args.out, "logs", "r%d-%s-%s-try%d.log" % (
-                    rep, cfg["name"].replace("/", "_"), job, attempt))
-                os.makedirs(os.path.dirname(log), exist_ok=True)
-                rec = one_run(cfg, job, disk, args, log)
-                rec.update({"repeat": rep, "position": i, "try": attempt,
-                            "seed": args.seed, "time": time.time()})
-                with open(runs_path, "a") as f:
-                    f.write(json.dumps(rec) + "\n")
-                print("vmh: r%d %-16s %-14s %s %s" % (
-                    rep, cfg["name"], job, rec["outcome"],
-                    "%.0f IOPS" % rec["fio"]["iops"] if "fio" in rec else "no result"),
-                    flush=True)
-                if "fio" in rec:
-                    break
+    os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
+    disk = plan.data_disk(args, "vmh-disk.img")
+    cfgs = [plan.parse_config(c) for c in args.config]
+    done = {(r["repeat"], r["config"], r["job"])
+            for r in plan.load_runs(args.out) if "fio" in r}
+    for rep, i, cfg, job in plan.rounds(cfgs, args.job, args.repeats,
+                                        args.seed, done):
+        for attempt in range(1, args.tries + 1):
+            log = os.path.join(args.out, "logs", "r%d-%s-%s-try%d.log" % (
+                rep, cfg["name"].replace("/", "_"), job, attempt))
+            rec = one_run(cfg, job, disk, args, log)
+            rec.update({"repeat": rep, "position": i, "try": attempt,
+                        "seed": args.seed, "time": time.time()})
+            plan.record(args.out, rec)
+            print("vmh: r%d %-16s %-14s %s %s" % (
+                rep, cfg["name"], job, rec["outcome"],
+                "%.0f IOPS" % rec["fio"]["iops"] if "fio" in rec else "no result"),
+                flush=True)
+            if "fio" in rec:
+                break
 
 
 # ---- analysis -----------------------------------------------------------
@@ -207,11 +164,6 @@ def per_request(rec):
         out["vcsw:" + kind] = t["vcsw"] / ios
         out["ivcsw:" + kind] = t["ivcsw"] / ios
     return out
-
-
-def load(out_dir):
-    with open(os.path.join(out_dir, "runs.jsonl")) as f:
-        return [json.loads(l) for l in f if l.strip()]
 
 
 def table(runs, configs, job):
@@ -304,7 +256,7 @@ def ratio_lines(runs, configs, job):
 
 
 def analyse(out_dir):
-    runs = load(out_dir)
+    runs = plan.load_runs(out_dir)
     configs, jobs = [], []
     for r in runs:
         if r["config"] not in configs:

@@ -80,3 +80,22 @@ def test_command_lines():
     with pytest.raises(ValueError):
         cmdlines.qemu_argv("K", "I", "C", 512, 2, [{"path": "ram:1G"}])
     assert "run64=" in cmdlines.guest_cmdline(script="echo hi")
+
+
+def test_rounds_shuffle_and_resume():
+    from vmharness import plan
+    cfgs = [plan.parse_config("qemu"), plan.parse_config("vmm:queues=1,name=v1,jobs=a")]
+    full = list(plan.rounds(cfgs, ["a", "b"], 3, 7))
+    # every round: qemu runs a and b, v1 only a; nothing else
+    assert len(full) == 9
+    for rnd in range(3):
+        got = sorted((c["name"], j) for r, _, c, j in full if r == rnd)
+        assert got == [("qemu", "a"), ("qemu", "b"), ("v1", "a")]
+    # same seed, same order; a resumed plan skips what is done and keeps
+    # the order of the rest
+    assert [(r, i, c["name"], j) for r, i, c, j in plan.rounds(cfgs, ["a", "b"], 3, 7)] == \
+        [(r, i, c["name"], j) for r, i, c, j in full]
+    done = {(r, c["name"], j) for r, _, c, j in full[:4]}
+    rest = list(plan.rounds(cfgs, ["a", "b"], 3, 7, done))
+    assert [(r, i, c["name"], j) for r, i, c, j in rest] == \
+        [(r, i, c["name"], j) for r, i, c, j in full[4:]]

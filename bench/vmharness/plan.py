@@ -1,0 +1,57 @@
+"""What every scenario's plan shares: configurations, the data disk, the
+rounds of runs in a shuffled (seeded) order, resuming after a test host
+that died, and OUT/runs.jsonl."""
+import json
+import os
+import random
+import subprocess
+
+from . import cmdlines
+
+
+def parse_config(spec):
+    """vmm[:k=v,...] or qemu[:k=v,...] -> dict(kind, name, opts)."""
+    kind, _, rest = spec.partition(":")
+    if kind not in ("vmm", "qemu"):
+        raise ValueError("configuration must start with vmm or qemu: " + spec)
+    opts = dict(kv.split("=", 1) for kv in rest.split(",") if kv)
+    name = opts.pop("name", spec)
+    return {"kind": kind, "name": name, "opts": opts}
+
+
+def data_disk(args, name):
+    """The data disk every run gets: a file of args.disk_mb in
+    args.disk_dir, its blocks allocated (not sparse), made once."""
+    path = os.path.join(args.disk_dir, name)
+    if not (os.path.exists(path) and os.path.getsize(path) == args.disk_mb << 20):
+        subprocess.run(["fallocate", "-l", "%dM" % args.disk_mb, path], check=True)
+    return {"path": path, "serial": "data", "direct": cmdlines.direct_ok(path)}
+
+
+def load_runs(out_dir):
+    path = os.path.join(out_dir, "runs.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def record(out_dir, rec):
+    with open(os.path.join(out_dir, "runs.jsonl"), "a") as f:
+        f.write(json.dumps(rec) + "\n")
+
+
+def rounds(cfgs, jobs, n, seed, done=()):
+    """N rounds; in each, every configuration runs every job (those in its
+    jobs=A+B option, if it has one) once, in an order shuffled with SEED.
+    Yields (round, position, cfg, job), less the (round, config name,
+    job) in DONE; the order is shuffled all the same, so a resumed plan
+    keeps the order it started with."""
+    rng = random.Random(seed)
+    for rnd in range(n):
+        order = [(c, j) for c in cfgs for j in jobs
+                 if j in c["opts"].get("jobs", j).split("+")]
+        rng.shuffle(order)
+        for i, (cfg, job) in enumerate(order):
+            if (rnd, cfg["name"], job) not in done:
+                yield rnd, i, cfg, job
