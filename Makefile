@@ -68,9 +68,9 @@ $(O)/tests/%: $(O)/tests/unit/%.o $(TEST_SUP_OBJ) $(O)/libcore.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
 
 # Helpers of the end-to-end tests (tests/tools).
-$(O)/tests/%: tests/tools/%.c
+$(O)/tests/%: tests/tools/%.c $(O)/tests/support/nouring.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
 
 $(O)/bench/devbench: $(O)/bench/devbench.o $(TEST_SUP_OBJ) $(O)/libcore.a
 	@mkdir -p $(dir $@)

@@ -32,10 +32,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -43,6 +39,7 @@
 #include "blk/blk.h"
 #include "tests/support/blkdrv.h"
 #include "tests/support/fakemem.h"
+#include "tests/support/nouring.h"
 
 #define SECTOR 512u
 #define HQ 4                        /* queues */
@@ -598,25 +595,6 @@ static uint64_t ms_since(const struct timespec *t0)
 			  (int64_t)(t.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
-/* Make io_uring_setup fail with ENOSYS in this process from now on, as
- * on a host without io_uring (a seccomp filter, as container runtimes
- * install). */
-static void forbid_io_uring(void)
-{
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
-		_exit(90);
-}
-
 /* In a child without io_uring: engine=uring is refused at open, the
  * default falls back to synchronous I/O with a note, and serves. */
 static int no_uring_child(struct fx *f)
@@ -626,7 +604,8 @@ static int no_uring_child(struct fx *f)
 	char msg[256] = "";
 	uint32_t used = 0;
 
-	forbid_io_uring();
+	if (forbid_io_uring())
+		return 90;
 	o.path = f->path;
 	if (blk_dev_create(&o, &f->d, msg, sizeof(msg)) != -ENOSYS ||
 	    !strstr(msg, "engine=uring"))
