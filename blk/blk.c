@@ -249,7 +249,7 @@ int blk_dev_resume(struct blk_dev *d)
 			continue;
 		/* What was published while paused had no interrupt. */
 		q->pushed = true;
-		q->vq.signalled_valid = false;
+		virtq_owe_notify(&q->vq);
 		ret = blk_queue_start(q);
 	}
 	return ret;

@@ -64,7 +64,11 @@ static void blk_queue_complete(struct blk_queue *q, uint16_t head,
 		blk_queue_flush_used(q);
 }
 
-static unsigned int blk_queue_reap(struct blk_queue *q)
+/* Take what the backend finished.  publish: publish each reap's worth
+ * at once with one notification decision (the default datapath); else
+ * leave it pushed for the caller (batch=on, or a queue that is
+ * stopping and must not interrupt). */
+static unsigned int blk_queue_reap(struct blk_queue *q, bool publish)
 {
 	unsigned int n, total = 0;
 	uint64_t t;
@@ -88,7 +92,7 @@ static unsigned int blk_queue_reap(struct blk_queue *q)
 		}
 		/* What one reap delivered is published together, then one
 		 * notification decision: nothing waited for it. */
-		if (!q->batch)
+		if (publish)
 			blk_queue_flush_used(q);
 		total += n;
 	} while (n == q->vq.size);
@@ -204,7 +208,7 @@ static bool blk_queue_poll(struct blk_queue *q, uint64_t t0)
 			return true; /* the loop sees it and ends */
 		if (!q->backend_full && virtq_avail_pending(&q->vq))
 			return true;
-		if (q->ops->inflight(q->bq) && blk_queue_reap(q)) {
+		if (q->ops->inflight(q->bq) && blk_queue_reap(q, !q->batch)) {
 			blk_queue_flush_used(q);
 			return true;
 		}
@@ -259,7 +263,7 @@ static void blk_queue_loop(struct blk_queue *q)
 
 		if (blk_queue_stopping(q))
 			return;
-		n += blk_queue_reap(q);
+		n += blk_queue_reap(q, !q->batch);
 		blk_queue_flush_used(q);
 		if (n)
 			continue;
@@ -282,17 +286,15 @@ static void blk_queue_loop(struct blk_queue *q)
 static void blk_queue_drain_inflight(struct blk_queue *q)
 {
 	int fd = q->ops->wait_fd(q->bq);
-	bool batch = q->batch;
 
-	q->batch = true; /* no notification while draining */
 	while (q->ops->inflight(q->bq)) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
-		if (!blk_queue_reap(q) && fd >= 0 && poll(&p, 1, 100) > 0)
+		if (!blk_queue_reap(q, false) && fd >= 0 &&
+		    poll(&p, 1, 100) > 0)
 			blk_fd_clear(fd);
 	}
-	blk_queue_reap(q);
-	q->batch = batch;
+	blk_queue_reap(q, false);
 	/* Publish, with no interrupt: the driver is resetting, or bus
 	 * mastering is off (an MSI is a write to guest memory too). */
 	q->pushed = false;

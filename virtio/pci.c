@@ -231,13 +231,17 @@ static struct vpci_route vpci_compute(const struct vpci *p, unsigned int src)
 
 /* INTx mode: MSI-X disabled and INTx not disabled in the command
  * register (virtio 1.2, 4.1.4.5: the ISR then says why INTA# rose). */
-static void vpci_update_intx(struct vpci *p)
+static bool vpci_intx_wanted(const struct vpci *p)
 {
-	bool maskall, on;
+	bool maskall;
 
-	on = !vpci_msix_on(p, &maskall) &&
-	     !(pci_func_read(&p->func, PCI_COMMAND, 2) &
-	       PCI_COMMAND_INTX_DISABLE);
+	return !vpci_msix_on(p, &maskall) &&
+	       !(pci_func_read(&p->func, PCI_COMMAND, 2) &
+		 PCI_COMMAND_INTX_DISABLE);
+}
+
+static void vpci_set_intx(struct vpci *p, bool on)
+{
 	if (on == p->intx)
 		return;
 	p->intx = on;
@@ -251,11 +255,10 @@ static void vpci_update_intx(struct vpci *p)
 static void vpci_update_routes(struct vpci *p)
 {
 	unsigned int src, nsrc = 1 + p->vdev->nq;
-	bool maskall;
+	bool intx = vpci_intx_wanted(p);
 
-	if (p->intx && vpci_msix_on(p, &maskall))
-		vpci_update_intx(p);
-
+	if (!intx)
+		vpci_set_intx(p, false);
 	for (src = 0; src < nsrc; src++) {
 		struct vpci_route r = vpci_compute(p, src), *o = &p->route[src];
 
@@ -267,7 +270,8 @@ static void vpci_update_routes(struct vpci *p)
 			p->cb.irq_route(p->cb.opaque, src, r.on, r.addr, r.data);
 	}
 	p->route_valid = true;
-	vpci_update_intx(p);
+	if (intx)
+		vpci_set_intx(p, true);
 }
 
 static void vpci_update_notify(struct vpci *p)

@@ -294,6 +294,11 @@ bool virtq_need_notify(struct virtq *vq)
 	return need;
 }
 
+void virtq_owe_notify(struct virtq *vq)
+{
+	vq->signalled_valid = false;
+}
+
 bool virtq_avail_pending(const struct virtq *vq)
 {
 	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) !=

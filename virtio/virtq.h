@@ -95,6 +95,9 @@ void virtq_publish(struct virtq *vq);
 
 /* After publish: should the driver be interrupted now? */
 bool virtq_need_notify(struct virtq *vq);
+/* The next virtq_need_notify() says yes: entries were published when no
+ * interrupt could be sent (the device was paused). */
+void virtq_owe_notify(struct virtq *vq);
 
 /* Ask for / suppress kicks.  virtq_enable_kick() returns true if the
  * driver added buffers meanwhile (the caller must drain again). */

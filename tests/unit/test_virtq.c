@@ -989,6 +989,21 @@ static void test_publish_idempotent(void **state)
 	t->drv.used->idx = 8;
 }
 
+/* Entries published while no interrupt could be sent are owed one: the
+ * next decision says yes even with nothing new, then it is back to
+ * normal. */
+static void test_owe_notify(void **state)
+{
+	struct vqt *t = *state;
+
+	vqt_rings(t, 8, true, false, 0);
+	assert_true(complete_n(t, 1));
+	assert_false(virtq_need_notify(&t->vq)); /* nothing new */
+	virtq_owe_notify(&t->vq);
+	assert_true(virtq_need_notify(&t->vq));
+	assert_false(virtq_need_notify(&t->vq));
+}
+
 /* --- kicks ---------------------------------------------------------------- */
 
 static uint16_t avail_event(struct vqt *t)
@@ -1168,6 +1183,7 @@ int main(int argc, char **argv)
 		T(test_notify_event_idx_ignores_flag),
 		T(test_notify_flags),
 		T(test_publish_idempotent),
+		T(test_owe_notify),
 		T(test_kick_event_idx),
 		T(test_kick_flags),
 		T(test_two_regions),
