@@ -19,8 +19,18 @@ SEED = ["--bs=512", "--ioengine=libaio", "--iodepth=64", "--numjobs=32",
         "--direct=1", "--thread", "--group_reporting", "--norandommap",
         "--time_based", "--runtime=8"]
 
+# Seed 004's own job (guest/jobs/seed-virtio-blk.fio as the e2e suite
+# runs it): 256 jobs of 256 KiB each, capped at 10 s, per phase.
+SEED256 = ["--bs=512", "--ioengine=libaio", "--iodepth=64", "--numjobs=256",
+           "--direct=1", "--thread", "--group_reporting", "--norandommap",
+           "--ioscheduler=none", "--size=256k", "--loops=1", "--runtime=10"]
+
 # The jobs, as fio arguments (the guest runs fio 3.33, built static).
 JOBS = {
+    "seed256-seqread": ["--name=seed256-seqread", "--rw=read"] + SEED256,
+    "seed256-seqwrite": ["--name=seed256-seqwrite", "--rw=write"] + SEED256,
+    "seed256-randread": ["--name=seed256-randread", "--rw=randread"] + SEED256,
+    "seed256-randwrite": ["--name=seed256-randwrite", "--rw=randwrite"] + SEED256,
     # The four phases of seed 004's job (guest/jobs/seed-virtio-blk.fio),
     # each time-based for 8 s with 32 jobs instead of 256 x 4 MiB.
     "seed-seqread": ["--name=seed-seqread", "--rw=read"] + SEED,
