@@ -100,19 +100,13 @@ void lat_queue_json(FILE *f, const struct lat_queue *q)
 	fputc('}', f);
 }
 
-void lat_queue_print(FILE *f, const char *prefix, const struct lat_queue *q)
+void lat_hist_format(const struct lat_hist *h, char *buf, size_t len)
 {
-	for (unsigned int s = 0; s < LAT_STAGES; s++) {
-		const struct lat_hist *h = &q->stage[s];
-
-		fprintf(f, "%s%s n=%llu p50=%.1fus p99=%.1fus p99.9=%.1fus "
-			"max=%.1fus\n", prefix, lat_stage_name[s],
-			(unsigned long long)h->count,
-			(double)lat_quantile(h, 0.5) / 1e3,
-			(double)lat_quantile(h, 0.99) / 1e3,
-			(double)lat_quantile(h, 0.999) / 1e3,
-			(double)h->max / 1e3);
-	}
+	snprintf(buf, len, "n=%llu p50=%.1fus p99=%.1fus p99.9=%.1fus "
+		 "max=%.1fus", (unsigned long long)h->count,
+		 (double)lat_quantile(h, 0.5) / 1e3,
+		 (double)lat_quantile(h, 0.99) / 1e3,
+		 (double)lat_quantile(h, 0.999) / 1e3, (double)h->max / 1e3);
 }
 
 static uint64_t lat_mono_ns(void)

@@ -12,6 +12,7 @@
 #ifndef BLK_LATENCY_H
 #define BLK_LATENCY_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -46,8 +47,8 @@ uint64_t lat_quantile(const struct lat_hist *h, double q);
  * {"pop_to_submit": {"count":..,"mean":..,"p50":..,"p99":..,"p999":..,
  *  "max":..}, "submit_to_complete": {..}, "complete_to_publish": {..}} */
 void lat_queue_json(FILE *f, const struct lat_queue *q);
-/* One line per stage: "NAME n=.. p50=..us p99=.. p99.9=.. max=..". */
-void lat_queue_print(FILE *f, const char *prefix, const struct lat_queue *q);
+/* "n=.. p50=..us p99=..us p99.9=..us max=..us" into buf. */
+void lat_hist_format(const struct lat_hist *h, char *buf, size_t len);
 
 /* A cheap monotonic clock in nanoseconds for the datapath: the TSC scaled
  * by a rate measured at lat_clock_init() against CLOCK_MONOTONIC (x86),

@@ -262,6 +262,8 @@ static void machine_teardown(struct machine *m)
 		pr_info("accesses nothing decoded: %llu port, %llu MMIO",
 			(unsigned long long)m->pio.unclaimed,
 			(unsigned long long)m->mmio.unclaimed);
+	for (unsigned int i = 0; i < m->ndisks; i++)
+		vdisk_stop(m->disk[i]);
 	if (m->cfg->stats_path)
 		machine_write_stats(m);
 	for (unsigned int i = 0; i < m->ndisks; i++)

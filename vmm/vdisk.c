@@ -250,27 +250,22 @@ fail:
 /* Each queue's latency breakdown, one log line per stage. */
 static void vdisk_print_latency(const struct vdisk *d)
 {
+	char line[160];
+
 	for (unsigned int q = 0; q < blk_dev_num_queues(d->blk); q++) {
 		const struct lat_queue *l = blk_dev_latency(d->blk, q);
-		char *buf = NULL, *line, *save;
-		size_t len = 0;
-		char prefix[32];
-		FILE *f = open_memstream(&buf, &len);
 
-		if (!f || !l) {
-			if (f)
-				fclose(f);
-			free(buf);
-			continue;
+		for (unsigned int s = 0; s < LAT_STAGES; s++) {
+			lat_hist_format(&l->stage[s], line, sizeof(line));
+			pr_info("virtio-blk q%u: %s %s", q, lat_stage_name[s],
+				line);
 		}
-		snprintf(prefix, sizeof(prefix), "virtio-blk q%u: ", q);
-		lat_queue_print(f, prefix, l);
-		fclose(f);
-		for (line = strtok_r(buf, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save))
-			pr_info("%s", line);
-		free(buf);
 	}
+}
+
+void vdisk_stop(struct vdisk *d)
+{
+	vpci_reset(&d->pci);
 }
 
 void vdisk_stats_json(struct vdisk *d, FILE *f)
@@ -278,7 +273,6 @@ void vdisk_stats_json(struct vdisk *d, FILE *f)
 	struct blk_stats st;
 	unsigned int nq = blk_dev_num_queues(d->blk);
 
-	vpci_reset(&d->pci); /* stops the iothreads: their figures are final */
 	blk_dev_stats(d->blk, &st);
 	fprintf(f, "{\"requests\": %llu, \"notifies\": %llu, "
 		"\"bad_chains\": %llu, \"ring_errors\": %llu, "
