@@ -317,17 +317,25 @@ static int choose_engine(const struct blk_opts *o, struct blk_backend *b,
 			 unsigned int msglen)
 {
 	struct io_uring ring;
-	int ret;
+	bool fixed;
+	int efd, ret;
 
 	if (o->engine == BLK_ENGINE_SYNC) {
 		b->sync_all = true;
 		return 0;
 	}
-	ret = io_uring_queue_init(1, &ring, 0);
-	if (!ret) {
+	/* The very ring each queue will make: restricted, which needs a
+	 * newer kernel than io_uring itself. */
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0)
+		return fail(msg, msglen, -errno, "%s: eventfd: %s", o->path,
+			    strerror(errno));
+	ret = blk_uring_open(&ring, 1, efd, b->fd, &fixed);
+	if (!ret)
 		io_uring_queue_exit(&ring);
+	close(efd);
+	if (!ret)
 		return 0;
-	}
 	if (o->engine == BLK_ENGINE_URING)
 		return fail(msg, msglen, ret, "%s: engine=uring: io_uring: %s",
 			    o->path, strerror(-ret));
