@@ -86,7 +86,7 @@ class GuestRun:
             with open(self.log_path, "w") as f:
                 for s, l in zip(self.stamps, self.lines):
                     f.write("%9.3f %s\n" % (s, l))
-        with open(err_path) if self.log_path else open(os.devnull) as f:
+        with open(err_path) as f:
             self.stderr = f.read()
         return self
 
