@@ -17,7 +17,7 @@ WARN    := -Wall -Wextra -Wshadow -Wvla -Wformat=2 -Wpointer-arith \
 	   $(WERROR)
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -D_GNU_SOURCE -pthread -I. $(WARN) -MMD -MP
-LDLIBS  := -luring -lpthread
+LDLIBS  := -luring -lseccomp -lpthread
 ifneq ($(SAN),)
 CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SAN)
@@ -28,7 +28,7 @@ ifneq ($(findstring thread,$(SAN)),)
 CFLAGS  += -Wno-tsan
 endif
 
-CORE_SRC := $(wildcard virtio/*.c blk/*.c hw/*.c)
+CORE_SRC := $(wildcard virtio/*.c blk/*.c hw/*.c host/*.c)
 VMM_SRC  := $(wildcard vmm/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/%.o)
 VMM_OBJ  := $(VMM_SRC:%.c=$(O)/obj/%.o)

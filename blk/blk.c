@@ -57,6 +57,14 @@ int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
 		pthread_mutex_init(&d->q[i].lock, NULL);
 		pthread_cond_init(&d->q[i].cond, NULL);
 	}
+	for (unsigned int i = 0; i < d->nq && !ret; i++)
+		ret = blk_queue_spawn(&d->q[i], i);
+	if (ret) {
+		snprintf(msg, msglen, "cannot create iothreads: %s",
+			 strerror(-ret));
+		blk_dev_destroy(d);
+		return ret;
+	}
 	memcpy(d->limits.serial, o->serial, BLK_ID_BYTES);
 	d->limits.capacity = d->info.size >> BLK_SECTOR_SHIFT;
 	d->limits.ro = d->info.ro || o->ro;
@@ -72,6 +80,7 @@ void blk_dev_destroy(struct blk_dev *d)
 		return;
 	blk_dev_stop(d);
 	for (unsigned int i = 0; i < BLK_MAX_QUEUES; i++) {
+		blk_queue_exit(&d->q[i]);
 		pthread_mutex_destroy(&d->q[i].lock);
 		pthread_cond_destroy(&d->q[i].cond);
 	}
@@ -134,9 +143,6 @@ static void blk_queue_free(struct blk_queue *q)
 	q->done = NULL;
 	free(q->unpublished);
 	q->unpublished = NULL;
-	if (q->stop_fd >= 0)
-		close(q->stop_fd);
-	q->stop_fd = -1;
 }
 
 static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
@@ -149,7 +155,6 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 
 	if (ret)
 		return ret;
-	q->index = (unsigned int)(q - d->q);
 	q->limits = &d->limits;
 	q->ops = d->ops;
 	q->backend = d->backend;
@@ -169,9 +174,7 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	q->done = calloc(c->size, sizeof(*q->done));
 	q->unpublished = calloc(c->size, sizeof(*q->unpublished));
 	q->n_unpublished = 0;
-	q->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (!q->reqs || !q->iovs || !q->done || !q->unpublished ||
-	    q->stop_fd < 0) {
+	if (!q->reqs || !q->iovs || !q->done || !q->unpublished) {
 		blk_queue_free(q);
 		return -ENOMEM;
 	}

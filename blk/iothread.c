@@ -17,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "blk/queue.h"
+#include "host/sandbox.h"
 
 static void blk_fd_signal(int fd)
 {
@@ -302,21 +304,42 @@ static void blk_queue_drain_inflight(struct blk_queue *q)
 	virtq_publish(&q->vq);
 }
 
-static void blk_queue_started(struct blk_queue *q, int err)
+/* Under q->lock: move to state st and tell whoever waits. */
+static void blk_queue_set_state(struct blk_queue *q, enum blk_qstate st)
 {
+	q->state = st;
+	pthread_cond_broadcast(&q->cond);
+}
+
+/* One run of the queue, from DRIVER_OK (or Bus Master Enable) to stop. */
+static void blk_queue_run(struct blk_queue *q)
+{
+	/* The backend queue (an io_uring) belongs to this thread. */
+	int ret = q->ops->queue_open(q->backend, &q->params, &q->bq);
+
 	pthread_mutex_lock(&q->lock);
-	q->start_err = err;
-	q->start_done = true;
-	pthread_cond_signal(&q->cond);
+	q->start_err = ret;
+	blk_queue_set_state(q, ret ? BLK_Q_IDLE : BLK_Q_RUNNING);
+	pthread_mutex_unlock(&q->lock);
+	if (ret)
+		return;
+	blk_queue_loop(q);
+	blk_queue_drain_inflight(q);
+	q->ops->queue_close(q->bq);
+	q->bq = NULL;
+	pthread_mutex_lock(&q->lock);
+	blk_queue_set_state(q, BLK_Q_IDLE);
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* The thread lives as long as the disk: created at start-up, before the
+ * sandbox, it takes its own filter and is never re-created by a vCPU
+ * (whose filter a new thread would inherit; host/sandbox.h). */
 static void *blk_queue_thread(void *arg)
 {
 	struct blk_queue *q = arg;
 	struct sched_param sp = { 0 };
 	char name[16];
-	int ret;
 
 	snprintf(name, sizeof(name), "iothread-q%u", q->index);
 	pthread_setname_np(pthread_self(), name);
@@ -330,37 +353,67 @@ static void *blk_queue_thread(void *arg)
 	 * device waits: each request is still served as soon as this thread
 	 * runs and each completion published at once. */
 	pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
-	/* The backend queue (an io_uring) belongs to this thread. */
-	ret = q->ops->queue_open(q->backend, &q->params, &q->bq);
-
-	blk_queue_started(q, ret);
-	if (ret)
-		return NULL;
-	blk_queue_loop(q);
-	blk_queue_drain_inflight(q);
-	q->ops->queue_close(q->bq);
-	q->bq = NULL;
+	sandbox_enter(SANDBOX_IOTHREAD);
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (q->state == BLK_Q_IDLE)
+			pthread_cond_wait(&q->cond, &q->lock);
+		if (q->state == BLK_Q_EXIT)
+			break;
+		pthread_mutex_unlock(&q->lock);
+		blk_queue_run(q);
+		pthread_mutex_lock(&q->lock);
+	}
+	pthread_mutex_unlock(&q->lock);
 	return NULL;
+}
+
+int blk_queue_spawn(struct blk_queue *q, unsigned int index)
+{
+	int ret;
+
+	q->index = index;
+	q->state = BLK_Q_IDLE;
+	q->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (q->stop_fd < 0)
+		return -errno;
+	ret = -pthread_create(&q->thread, NULL, blk_queue_thread, q);
+	if (ret) {
+		close(q->stop_fd);
+		q->stop_fd = -1;
+		return ret;
+	}
+	q->spawned = true;
+	return 0;
+}
+
+void blk_queue_exit(struct blk_queue *q)
+{
+	if (!q->spawned)
+		return;
+	blk_queue_stop(q);
+	pthread_mutex_lock(&q->lock);
+	blk_queue_set_state(q, BLK_Q_EXIT);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->thread, NULL);
+	close(q->stop_fd);
+	q->stop_fd = -1;
+	q->spawned = false;
 }
 
 int blk_queue_start(struct blk_queue *q)
 {
 	int ret;
 
-	q->start_done = false;
 	q->reset_sent = false;
-	ret = -pthread_create(&q->thread, NULL, blk_queue_thread, q);
-	if (ret)
-		return ret;
 	pthread_mutex_lock(&q->lock);
-	while (!q->start_done)
+	blk_queue_set_state(q, BLK_Q_STARTING);
+	while (q->state == BLK_Q_STARTING)
 		pthread_cond_wait(&q->cond, &q->lock);
 	ret = q->start_err;
 	pthread_mutex_unlock(&q->lock);
-	if (ret) {
-		pthread_join(q->thread, NULL);
+	if (ret)
 		return ret;
-	}
 	q->started = true;
 	return 0;
 }
@@ -371,7 +424,10 @@ void blk_queue_stop(struct blk_queue *q)
 		return;
 	__atomic_store_n(&q->stopping, true, __ATOMIC_RELAXED);
 	blk_fd_signal(q->stop_fd);
-	pthread_join(q->thread, NULL);
+	pthread_mutex_lock(&q->lock);
+	while (q->state == BLK_Q_RUNNING)
+		pthread_cond_wait(&q->cond, &q->lock);
+	pthread_mutex_unlock(&q->lock);
 	blk_fd_clear(q->stop_fd);
 	q->stopping = false;
 	q->started = false;

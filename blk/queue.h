@@ -9,6 +9,11 @@
 #include "blk/blk.h"
 #include "virtio/virtq.h"
 
+/* The iothread's state, under lock: the caller moves IDLE -> STARTING and
+ * -> EXIT, the thread STARTING -> RUNNING or IDLE, and RUNNING -> IDLE
+ * once stopping is seen and in-flight I/O is done. */
+enum blk_qstate { BLK_Q_IDLE, BLK_Q_STARTING, BLK_Q_RUNNING, BLK_Q_EXIT };
+
 struct blk_queue {
 	struct virtq vq;
 	unsigned int index;        /* in the device, for the thread's name */
@@ -36,18 +41,25 @@ struct blk_queue {
 	struct lat_queue lat;     /* this run's latency breakdown */
 
 	pthread_t thread;
+	bool spawned;             /* the thread exists (blk_queue_spawn) */
 	bool set_up;              /* rings and buffers ready (between start and stop) */
-	bool started;             /* its iothread runs */
+	bool started;             /* its iothread serves the ring */
 	bool stopping;            /* set by blk_queue_stop, read by the thread */
 	int start_err;            /* from the thread's queue_open */
-	pthread_mutex_t lock;     /* start handshake only */
+	pthread_mutex_t lock;     /* the state handshake only */
 	pthread_cond_t cond;
-	bool start_done;
+	enum blk_qstate state;
 };
 
-/* Start the queue's iothread; returns once its backend queue is open. */
+/* Create the queue's iothread, idle until blk_queue_start(). */
+int blk_queue_spawn(struct blk_queue *q, unsigned int index);
+/* Stop it if it runs, then end the thread. */
+void blk_queue_exit(struct blk_queue *q);
+/* Let the iothread serve the ring; returns once its backend queue is
+ * open (or could not be). */
 int blk_queue_start(struct blk_queue *q);
-/* Stop it: wake, drain in-flight I/O, join. */
+/* Stop it: wake, drain in-flight I/O, close the backend queue; the
+ * thread stays, idle. */
 void blk_queue_stop(struct blk_queue *q);
 
 #endif

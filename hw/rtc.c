@@ -22,6 +22,9 @@ void rtc_init(struct rtc *r)
 	r->cmos[RTC_A] = 0x26; /* 32.768 kHz, 1024 Hz; UIP clear */
 	r->cmos[RTC_B] = 0x02; /* 24-hour, BCD */
 	r->cmos[RTC_D] = 0x80; /* valid RAM and time */
+	/* glibc reads the zone file at the first time conversion, even
+	 * gmtime_r's: now, not later in a vCPU, whose sandbox has no open. */
+	tzset();
 }
 
 static uint8_t rtc_read(struct rtc *r, uint8_t idx)

@@ -1,5 +1,6 @@
 /* The UART's input thread: host fd -> receive FIFO, with the Ctrl-A x
  * escape on a terminal. */
+#include "host/sandbox.h"
 #include "hw/serial.h"
 
 #include <errno.h>
@@ -64,6 +65,8 @@ static void *serial_input_main(void *arg)
 	unsigned int nfds = 2;
 	bool waiting = false;
 
+	pthread_setname_np(pthread_self(), "console");
+	sandbox_enter(SANDBOX_CONSOLE);
 	for (;;) {
 		bool quit = false;
 		ssize_t r;

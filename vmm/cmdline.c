@@ -18,6 +18,7 @@ static const struct option run_opts[] = {
 	{ "disk", required_argument, NULL, 'd' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "stats", required_argument, NULL, 'S' },
+	{ "sandbox", required_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -105,6 +106,14 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 	case 'S':
 		c->stats_path = optarg;
 		return check_stats_path(optarg, msg, msglen);
+	case 'B':
+		if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+			snprintf(msg, msglen, "--sandbox: '%s' is not on or off",
+				 optarg);
+			return -1;
+		}
+		c->no_sandbox = !strcmp(optarg, "off");
+		return 0;
 	default:
 		return -1;
 	}

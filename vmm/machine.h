@@ -8,6 +8,8 @@
  *   3   the guest panicked (pvpanic)
  *   4   triple fault (KVM_EXIT_SHUTDOWN)
  *   5   KVM internal error, failed entry or an exit the VMM cannot handle
+ *   7   the sandbox stopped a system call outside its thread's list
+ *       (host/sandbox.h; a VMM bug, or a VMM the guest took over)
  *   130 / 143  stopped by SIGINT / SIGTERM (shut down cleanly)
  * `vmm probe`: 0 KVM runs guests at hardware speed, 6 only by emulation
  * (slow), 1 KVM unusable.
@@ -38,6 +40,7 @@ enum vmm_exit {
 	VMM_EXIT_TRIPLE_FAULT = 4,
 	VMM_EXIT_INTERNAL = 5,
 	VMM_EXIT_SLOW = 6,
+	VMM_EXIT_SANDBOX = 7, /* SANDBOX_EXIT_STATUS */
 	VMM_EXIT_SIGNAL = 128, /* + signal number */
 };
 
@@ -53,6 +56,7 @@ struct vmm_config {
 	unsigned int ndisks;
 	struct blk_opts disk[VMM_MAX_DISKS];
 	bool quiet_console; /* no terminal handling: stdin not a tty */
+	bool no_sandbox;    /* --sandbox off */
 };
 
 struct vcpu {

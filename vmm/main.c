@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/sandbox.h"
 #include "hw/boot.h"
 #include "vmm/cmdline.h"
 #include "vmm/log.h"
@@ -63,6 +64,9 @@ static const char usage_run[] =
 	"                        pop to submit, submit to completion, completion\n"
 	"                        to publish (p50, p99, p99.9, max)\n"
 	"      --stats FILE      at exit, write the same as JSON to FILE\n"
+	"      --sandbox on|off  after set-up, each thread runs under a seccomp\n"
+	"                        filter that allows only the system calls its\n"
+	"                        kind needs (default on; off is for debugging)\n"
 	"  -h, --help            show this help and exit\n"
 	"\n"
 	"SIZE is a number of MiB, or a number with a K, M or G suffix.\n"
@@ -75,6 +79,7 @@ static const char usage_run[] =
 	"  3    the guest panicked (pvpanic)\n"
 	"  4    triple fault\n"
 	"  5    KVM internal error or unhandled exit\n"
+	"  7    the sandbox stopped a system call outside its thread's list\n"
 	"  130, 143  stopped by SIGINT, SIGTERM\n";
 
 static int usage_error(const char *msg)
@@ -231,7 +236,7 @@ static int open_disks(const struct vmm_config *c, struct inputs *in,
 	return 0;
 }
 
-/* Everything that can be wrong with the input, before any thread. */
+/* Everything that can be wrong with the input, before the vCPUs. */
 static int load_inputs(const struct vmm_config *c, struct inputs *in,
 		       char *msg, size_t msglen)
 {
@@ -287,11 +292,17 @@ static int cmd_run(int argc, char **argv)
 	vlog_set_level(verbose > 1 ? VLOG_DEBUG :
 		       verbose ? VLOG_INFO : VLOG_WARN);
 	memset(&in, 0, sizeof(in));
+	/* Before the disks: their iothreads start with them and take their
+	 * filters at once, and take the signal mask. */
+	block_signals();
+	if (!cfg.no_sandbox && sandbox_init(term_restore, msg, sizeof(msg))) {
+		pr_err("%s; --sandbox off runs without it", msg);
+		return VMM_EXIT_ERROR;
+	}
 	if (load_inputs(&cfg, &in, msg, sizeof(msg))) {
 		inputs_free(&in);
 		return usage_error(msg);
 	}
-	block_signals();
 	status = machine_run(&cfg, in.disk, &in.k, in.initrd, in.initrd_size);
 	inputs_free(&in); /* disks the machine took are NULL here */
 	return status;

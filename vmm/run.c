@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "host/sandbox.h"
 #include "vmm/log.h"
 #include "vmm/machine.h"
 #include "hw/mptable.h"
@@ -300,6 +301,8 @@ int machine_run(const struct vmm_config *cfg, struct blk_dev **disks,
 		machine_exit(m, VMM_EXIT_ERROR, "setup failed");
 		status = VMM_EXIT_ERROR;
 	} else {
+		/* Set-up is over: every thread now runs under its filter. */
+		sandbox_enter(SANDBOX_MAIN);
 		machine_wait(m, sfd);
 		status = -1;
 	}

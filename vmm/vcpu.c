@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "host/sandbox.h"
 #include "vmm/log.h"
 #include "vmm/machine.h"
 
@@ -104,6 +105,7 @@ static void *vcpu_main(void *arg)
 	sigemptyset(&set);
 	sigaddset(&set, SIG_KICK);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	sandbox_enter(SANDBOX_VCPU);
 	while (!machine_exiting(c->m)) {
 		if (ioctl(c->fd, KVM_RUN, 0) < 0) {
 			int e = errno;

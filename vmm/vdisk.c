@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "blk/blk_vdev.h"
+#include "host/sandbox.h"
 #include "vmm/log.h"
 
 #define NOTIFY_LEN 2 /* Linux kicks with a 16-bit write */
@@ -105,6 +106,8 @@ static void *vdisk_intx_main(void *arg)
 	struct pollfd p[1 + VPCI_MAX_SRC];
 	unsigned int n = 1 + d->nq;
 
+	pthread_setname_np(pthread_self(), "intx");
+	sandbox_enter(SANDBOX_INTX);
 	p[0] = (struct pollfd){ .fd = d->intx_stop, .events = POLLIN };
 	for (unsigned int i = 0; i < n; i++)
 		p[1 + i] = (struct pollfd){ .fd = d->call[i], .events = POLLIN };

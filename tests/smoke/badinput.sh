@@ -80,6 +80,8 @@ bad_common() {
 		bad unreadable-kernel 'Permission denied' "${as_nobody[@]}" \
 			"$VMM" run -k "$BAD/noread.img"
 	bad empty-kernel 'empty' "$VMM" run -k "$BAD/empty.img"
+	bad sandbox-word "--sandbox: 'maybe' is not on or off" "$VMM" run \
+		-k "$BAD/k.img" --sandbox maybe
 	bad truncated-kernel 'truncated' "$VMM" run -k "$BAD/truncated.img"
 	bad missing-initrd 'initrd.*No such file' "$VMM" run -k "$K" -i "$BAD/nope"
 	bad bad-mem 'bad size' "$VMM" run -k "$K" -m 12X

@@ -1,0 +1,91 @@
+"""The sandbox with a real guest: while fio verify runs on a file disk
+with two queues (io_uring, then the sync engine), every thread of the VMM
+is under a seccomp filter (mode 2 in /proc), and the sandbox stops
+nothing: the verify passes and the VMM exits 0."""
+import glob
+import os
+import subprocess
+import threading
+
+import pytest
+
+from vmharness import cmdlines, fiojson, guestrun, paths
+
+
+def seccomp_modes(pid):
+    """{thread name: [modes]} of a running process."""
+    modes = {}
+    for task in glob.glob("/proc/%d/task/*" % pid):
+        try:
+            with open(os.path.join(task, "comm")) as f:
+                name = f.read().strip()
+            with open(os.path.join(task, "status")) as f:
+                mode = [int(l.split()[1]) for l in f if l.startswith("Seccomp:")]
+        except OSError:
+            continue  # the thread ended meanwhile
+        modes.setdefault(name, []).extend(mode)
+    return modes
+
+
+def vmm_children():
+    """PIDs of this process's children that are our VMM."""
+    pids = []
+    for f in glob.glob("/proc/%d/task/*/children" % os.getpid()):
+        try:
+            with open(f) as fh:
+                pids += [int(p) for p in fh.read().split()]
+        except OSError:
+            pass
+    out = []
+    for pid in pids:
+        try:
+            with open("/proc/%d/comm" % pid) as fh:
+                if fh.read().strip() == "vmm":
+                    out.append(pid)
+        except OSError:
+            pass
+    return out
+
+
+class Sampler(threading.Thread):
+    """Every half second, the seccomp modes of the running VMM's threads;
+    keeps the sample with the most thread names."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.best = {}
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.wait(0.5):
+            for pid in vmm_children():
+                m = seccomp_modes(pid)
+                if len(m) > len(self.best):
+                    self.best = m
+
+
+@pytest.mark.parametrize("engine", ["uring", "sync"])
+def test_every_thread_confined_while_fio_runs(tmp_path, engine):
+    disk = tmp_path / "disk.img"
+    subprocess.run(["truncate", "-s", "256M", str(disk)], check=True)
+    cmdline = cmdlines.guest_cmdline(fio="verify", disk_serial="data")
+    d = {"path": str(disk), "serial": "data", "queues": 2,
+         "opts": ["engine=" + engine]}
+    argv = cmdlines.vmm_argv(paths.VMLINUX, paths.INITRD, cmdline, 512, 2,
+                             [d], paths.VMM_BIN)
+    sampler = Sampler()
+    sampler.start()
+    try:
+        g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"))
+    finally:
+        sampler.stop.set()
+        sampler.join()
+    assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr
+    assert "sandbox" not in g.stderr, g.stderr
+    rc, doc = fiojson.extract(g.lines)["verify"]
+    assert rc == 0 and doc and fiojson.summary(doc)["ios"] > 0
+    modes = sampler.best
+    print("seccomp modes:", modes)
+    for kind in ("vmm", "vcpu0", "vcpu1", "iothread-q0", "iothread-q1"):
+        assert kind in modes, modes
+    assert all(m == 2 for ms in modes.values() for m in ms), modes
