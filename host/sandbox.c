@@ -30,7 +30,8 @@
 #define MAX_NR 512 /* above every x86-64 system call number */
 
 /* Every kind: memory (malloc, thread stacks), futexes (locks, joins),
- * time, signals' return, stdio on fds it holds, thread exit, abort(). */
+ * time, signals' return, stdio on fds it holds, thread exit; tgkill to
+ * this process only (vCPU kicks, abort()), added in compile(). */
 static const int common_calls[] = {
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(close),
 	SCMP_SYS(poll), SCMP_SYS(ppoll),
@@ -40,7 +41,7 @@ static const int common_calls[] = {
 	SCMP_SYS(restart_syscall),
 	SCMP_SYS(clock_gettime), SCMP_SYS(clock_nanosleep),
 	SCMP_SYS(nanosleep), SCMP_SYS(gettimeofday), SCMP_SYS(sched_yield),
-	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(tgkill),
+	SCMP_SYS(getpid), SCMP_SYS(gettid),
 	SCMP_SYS(newfstatat), SCMP_SYS(fstat), SCMP_SYS(getrandom),
 	SCMP_SYS(exit), SCMP_SYS(exit_group),
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -265,6 +266,10 @@ static int compile(enum sandbox_kind k)
 	if (!r)
 		r = add_arg_rules(ctx, SCMP_SYS(io_uring_register),
 				  kr->uring_ops, kr->nuring_ops);
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+				     SCMP_A0(SCMP_CMP_EQ,
+					     (scmp_datum_t)getpid()));
 	if (!r && kr->names_threads)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
 				     SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));

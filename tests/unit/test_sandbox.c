@@ -169,6 +169,8 @@ static void test_arguments_are_checked(void **state)
 		  SYS_io_uring_register, -1, IORING_REGISTER_PERSONALITY, 0 },
 		{ SANDBOX_VCPU, "the vCPU thread called prctl",
 		  SYS_prctl, PR_SET_DUMPABLE, 1, 0 },
+		{ SANDBOX_MAIN, "the main thread called tgkill", /* not us */
+		  SYS_tgkill, 1, 1, 0 },
 		{ SANDBOX_IOTHREAD, "the iothread called prctl",
 		  SYS_prctl, PR_SET_NAME, (long)"x", 0 },
 	};
@@ -213,6 +215,8 @@ static void allowed_calls(const void *arg)
 	if (r != -1 || errno != EBADF)
 		_exit(12);
 	free(malloc(1 << 20));
+	if (syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), 0)) /* us */
+		_exit(15);
 	if (read(-1, buf, 1) != -1 || errno != EBADF)
 		_exit(13);
 	/* /proc is not readable from the lists (no openat): checked by the
