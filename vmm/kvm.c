@@ -39,7 +39,13 @@ int vm_open(struct vm *vm, char *msg, size_t msglen)
 			 KVM_API_VERSION);
 		return -ENOTSUP;
 	}
-	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	/* KVM_CREATE_VM may fail with EINTR (seen in the test host, with
+	 * no signal sent; QEMU and Firecracker retry it too): a few tries. */
+	for (int i = 0; i < 5; i++) {
+		vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+		if (vm->vm_fd >= 0 || errno != EINTR)
+			break;
+	}
 	if (vm->vm_fd < 0)
 		return kvm_err(msg, msglen, "KVM_CREATE_VM", errno);
 	vm->run_size = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
