@@ -549,8 +549,10 @@ static uint8_t sync_rw(struct blk_bq *q, struct blk_req *r)
 			continue;
 		/* An error, or end of file before the end of the request
 		 * (truncated underneath us): IOERR, never a loop. */
-		if (n <= 0)
+		if (n <= 0) {
+			r->err = n < 0 ? errno : 0;
 			return VIRTIO_BLK_S_IOERR;
+		}
 		r->done += (uint64_t)n;
 		req_advance(r, (uint64_t)n);
 	}
@@ -568,6 +570,7 @@ static uint8_t sync_other(struct blk_bq *q, struct blk_req *r)
 		do
 			ret = fdatasync(q->b->fd);
 		while (ret && errno == EINTR);
+		r->err = ret ? errno : 0;
 		return ret ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
 	case VIRTIO_BLK_T_DISCARD:
 	case VIRTIO_BLK_T_WRITE_ZEROES:
@@ -579,6 +582,7 @@ static uint8_t sync_other(struct blk_bq *q, struct blk_req *r)
 		while (ret && errno == EINTR);
 		if (ret && errno == EOPNOTSUPP)
 			return VIRTIO_BLK_S_UNSUPP;
+		r->err = ret ? errno : 0;
 		return ret ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
 	default:
 		return VIRTIO_BLK_S_UNSUPP;
@@ -652,6 +656,7 @@ static bool rw_complete(struct blk_bq *q, struct blk_req *r, int res)
 	}
 	if (res < 0) {
 		r->result = VIRTIO_BLK_S_IOERR;
+		r->err = -res;
 		return true;
 	}
 	r->done += (uint64_t)res;
@@ -663,6 +668,7 @@ static bool rw_complete(struct blk_bq *q, struct blk_req *r, int res)
 		/* End of file before the end of the request (truncated
 		 * underneath us): an error, never a loop. */
 		r->result = VIRTIO_BLK_S_IOERR;
+		r->err = 0;
 		return true;
 	}
 	req_advance(r, (uint64_t)res);
@@ -689,6 +695,7 @@ static bool req_complete(struct blk_bq *q, struct blk_req *r, int res)
 			return false;
 		}
 		r->result = res < 0 ? VIRTIO_BLK_S_IOERR : VIRTIO_BLK_S_OK;
+		r->err = res < 0 ? -res : 0;
 		return true;
 	default:
 		r->result = VIRTIO_BLK_S_UNSUPP;

@@ -156,6 +156,7 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	if (ret)
 		return ret;
 	q->limits = &d->limits;
+	q->name = d->opts.path ? d->opts.path : "ram";
 	q->ops = d->ops;
 	q->backend = d->backend;
 	q->params.depth = c->size;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "blk/queue.h"
+#include "host/log.h"
 #include "host/sandbox.h"
 
 static void blk_fd_signal(int fd)
@@ -66,6 +67,28 @@ static void blk_queue_complete(struct blk_queue *q, uint16_t head,
 		blk_queue_flush_used(q);
 }
 
+/* Count a failed request and say what failed, in one line: rate-limited
+ * (host/log.h), as a store that fails every request must not flood the
+ * terminal; the count (--stats, -v) has them all. */
+static void blk_queue_io_error(struct blk_queue *q, const struct blk_req *r,
+			       int err)
+{
+	static const char *const what[] = {
+		[VIRTIO_BLK_T_IN] = "read", [VIRTIO_BLK_T_OUT] = "write",
+		[VIRTIO_BLK_T_FLUSH] = "flush",
+		[VIRTIO_BLK_T_DISCARD] = "discard",
+		[VIRTIO_BLK_T_WRITE_ZEROES] = "write-zeroes",
+	};
+	const char *w = r->type < sizeof(what) / sizeof(what[0]) &&
+				what[r->type] ? what[r->type] : "request";
+
+	q->io_errors++;
+	pr_guest(VLOG_WARN, "virtio-blk %s: %s of %llu bytes at sector %llu "
+		 "failed: %s", q->name, w, (unsigned long long)r->len,
+		 (unsigned long long)r->sector,
+		 err ? strerrordesc_np(err) : "beyond the end of the file");
+}
+
 /* Take what the backend finished.  publish: publish each reap's worth
  * at once with one notification decision (the default datapath); else
  * leave it pushed for the caller (batch=on, or a queue that is
@@ -84,7 +107,7 @@ static unsigned int blk_queue_reap(struct blk_queue *q, bool publish)
 			struct blk_req *r = q->done[i];
 
 			if (r->result == VIRTIO_BLK_S_IOERR)
-				q->io_errors++;
+				blk_queue_io_error(q, r, r->err);
 			lat_add(&q->lat.stage[LAT_BACKEND], t - r->t_submit);
 			r->t_done = t;
 			q->unpublished[q->n_unpublished++] = r;
@@ -149,7 +172,7 @@ static int blk_queue_one(struct blk_queue *q)
 		return 0;
 	}
 	if (ret) {
-		q->io_errors++;
+		blk_queue_io_error(q, r, -ret);
 		blk_queue_complete(q, head, blk_req_finish(r, VIRTIO_BLK_S_IOERR));
 		return 1;
 	}

@@ -50,6 +50,8 @@ struct blk_req {
 	/* Backend scratch: bytes done so far (short I/O), state. */
 	uint64_t done;
 	uint8_t result;     /* VIRTIO_BLK_S_* set by the backend */
+	int err;            /* with IOERR: the errno, or 0 for the end of
+			     * the file (shrunk underneath us) */
 	uint64_t t_submit;  /* lat_now() when handed to the backend */
 	uint64_t t_done;    /* lat_now() when reaped */
 };

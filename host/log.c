@@ -1,5 +1,5 @@
 /* Logging to stderr with levels and per-site rate limits. */
-#include "vmm/log.h"
+#include "host/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>

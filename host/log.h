@@ -1,8 +1,8 @@
 /* Logging with levels.  Messages a guest can trigger go through
  * pr_guest(), which is rate-limited per call site and counted.
  */
-#ifndef VMM_LOG_H
-#define VMM_LOG_H
+#ifndef HOST_LOG_H
+#define HOST_LOG_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -13,7 +13,7 @@
 #include "host/sandbox.h"
 #include "hw/boot.h"
 #include "vmm/cmdline.h"
-#include "vmm/log.h"
+#include "host/log.h"
 #include "vmm/machine.h"
 #include "vmm/probe.h"
 #include "vmm/term.h"

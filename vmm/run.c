@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "host/sandbox.h"
-#include "vmm/log.h"
+#include "host/log.h"
 #include "vmm/machine.h"
 #include "hw/mptable.h"
 #include "vmm/term.h"

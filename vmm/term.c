@@ -6,7 +6,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "host/log.h"
 
 static struct termios term_saved;
 static int term_fd = -1;

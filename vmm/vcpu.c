@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "host/sandbox.h"
-#include "vmm/log.h"
+#include "host/log.h"
 #include "vmm/machine.h"
 
 #define SIG_KICK SIGUSR1

@@ -11,7 +11,7 @@
 
 #include "blk/blk_vdev.h"
 #include "host/sandbox.h"
-#include "vmm/log.h"
+#include "host/log.h"
 
 #define NOTIFY_LEN 2 /* Linux kicks with a 16-bit write */
 
