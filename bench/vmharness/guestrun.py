@@ -38,13 +38,15 @@ def classify(lines, rc, timed_out):
 
 class GuestRun:
     """Run ARGV; on_phase(name, 'begin'|'end', proc) is called at the
-    phase markers, from the reading thread, as soon as the line arrives."""
+    phase markers, and on_line(line, proc) at every console line, from
+    the reading thread, as soon as the line arrives."""
 
     def __init__(self, argv, timeout=300, on_phase=None, log_path=None,
-                 stop_on_stall=True):
+                 stop_on_stall=True, on_line=None):
         self.argv = argv
         self.timeout = timeout
         self.on_phase = on_phase
+        self.on_line = on_line
         self.log_path = log_path
         self.stop_on_stall = stop_on_stall
         self.lines = []
@@ -95,6 +97,8 @@ class GuestRun:
         self._kill(proc)
 
     def _marker(self, line, proc):
+        if self.on_line:
+            self.on_line(line, proc)
         m = PHASE_BEGIN.match(line)
         if m and self.on_phase:
             self.on_phase(m.group(1), "begin", proc)

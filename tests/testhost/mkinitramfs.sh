@@ -1,6 +1,7 @@
 #!/bin/bash
 # Build build/testhost/initramfs.img: busybox, tests/testhost/init, and the
-# modules the test host needs (virtio-pci, 9p over virtio, kvm-amd), all
+# modules the test host needs (virtio-pci, 9p over virtio, kvm-amd; loop
+# device-mapper and ext4 for the fault and crash tests), all
 # from the same Debian packages as the guest image (guest/lib.sh caches
 # them under build/guest/cache).  Prints the kernel image's path.
 set -eu
@@ -9,7 +10,7 @@ export LOG_TAG=testhost
 
 TBUILD=$REPO/build/testhost
 OUT=$TBUILD/initramfs.img
-MODULES="virtio_pci 9pnet_virtio 9p kvm-amd"
+MODULES="virtio_pci 9pnet_virtio 9p kvm-amd loop dm-mod dm-flakey dm-log-writes ext4 crc32c_generic"
 
 ktree=$(kernel_tree)
 rel=$(kernel_release "$ktree")
