@@ -91,7 +91,7 @@ fuzz-replay: $(FUZZ_REPLAY)
 # Everything that needs no guest: KVM smoke tests with tiny guests, unit
 # and harness tests, fuzz-corpus replay.
 check: all $(FUZZ_REPLAY)
-	@tests/smoke/run.sh $(abspath $(O)/vmm)
+	@SMOKE_SAN=$(SAN) tests/smoke/run.sh $(abspath $(O)/vmm)
 	@/usr/bin/python3 -m pytest -q -p no:cacheprovider --color=no tests/py
 	@tests/run-unit.sh $(TEST_BIN) $(FUZZ_REPLAY:%=replay:%)
 
