@@ -4,8 +4,8 @@
 #   tests/fuzz/run.sh [SECONDS] [NAME...]     NAME: virtq req device
 #
 # Builds build/fuzz/fuzz_NAME with clang (-fsanitize=fuzzer,address,
-# undefined) from tests/fuzz/fuzz_NAME.c, tests/support/*.c, virtio/*.c and
-# blk/*.c.  Each run works in build/fuzz/work/NAME, reading the committed
+# undefined) from tests/fuzz/fuzz_NAME.c, tests/support/*.c, virtio/*.c,
+# blk/*.c and host/*.c.  Each run works in build/fuzz/work/NAME, reading the committed
 # corpus tests/fuzz/corpus/NAME too; afterwards the union is minimised
 # (-merge=1, edges only: -use_counters=0) into a fresh directory, which
 # replaces the committed corpus, so new interesting inputs land there
@@ -35,7 +35,7 @@ max_len() {
 build() {
 	# shellcheck disable=SC2086
 	$CC $CFLAGS "tests/fuzz/fuzz_$1.c" tests/support/*.c virtio/*.c \
-		blk/*.c -o "$out/fuzz_$1" -luring -lpthread
+		blk/*.c host/*.c -o "$out/fuzz_$1" -luring -lseccomp -lpthread
 }
 
 # Is file $1 a copy of one of the seeds in directory $2?
