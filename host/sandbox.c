@@ -58,31 +58,28 @@ static const int common_calls[] = {
 static const int main_calls[] = {
 	SCMP_SYS(openat), SCMP_SYS(rename), SCMP_SYS(renameat),
 	SCMP_SYS(renameat2), SCMP_SYS(unlink), SCMP_SYS(unlinkat),
-	SCMP_SYS(ioctl),
 };
 
 /* A vCPU: KVM_RUN and the devices' registers, which may start and stop
  * queues (DRIVER_OK, reset, Bus Master Enable) and the INTx thread. */
 static const int vcpu_calls[] = {
-	SCMP_SYS(ioctl), SCMP_SYS(clone), SCMP_SYS(clone3),
+	SCMP_SYS(clone), SCMP_SYS(clone3),
 	SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(seccomp),
 };
 
 /* An iothread: its io_uring (opened at each DRIVER_OK, closed at
  * reset), the sync engine's calls, the eventfd the ring signals. */
 static const int iothread_calls[] = {
-	SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter),
-	SCMP_SYS(io_uring_register), SCMP_SYS(eventfd2),
+	SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(eventfd2),
 	SCMP_SYS(pread64), SCMP_SYS(pwrite64), SCMP_SYS(preadv),
 	SCMP_SYS(pwritev), SCMP_SYS(preadv2), SCMP_SYS(pwritev2),
 	SCMP_SYS(fdatasync), SCMP_SYS(fsync), SCMP_SYS(fallocate),
-	SCMP_SYS(ioctl),
 };
 
-/* The console's input and the INTx thread raise an interrupt line. */
-static const int irq_line_calls[] = { SCMP_SYS(ioctl) };
-
-/* ioctl requests, per kind.  TCSETSW everywhere: the terminal's restore
+/* ioctl (every kind) and io_uring_register (the iothread) are allowed
+ * only with the requests listed here, added in compile().
+ *
+ * ioctl requests, per kind.  TCSETSW everywhere: the terminal's restore
  * when the sandbox stops a thread (tcsetattr TCSADRAIN). */
 static const unsigned long main_ioctls[] = {
 	TCSETSW, KVM_IRQ_LINE, KVM_SET_GSI_ROUTING, KVM_IRQFD, KVM_IOEVENTFD,
@@ -92,6 +89,7 @@ static const unsigned long vcpu_ioctls[] = {
 	KVM_IOEVENTFD,
 };
 static const unsigned long iothread_ioctls[] = { TCSETSW };
+/* The console's input and the INTx thread raise an interrupt line. */
 static const unsigned long irq_line_ioctls[] = { TCSETSW, KVM_IRQ_LINE };
 
 /* io_uring_register operations blk/uring.c makes before it enables the
@@ -125,10 +123,10 @@ static const struct kind_rules kinds[SANDBOX_KINDS] = {
 	[SANDBOX_IOTHREAD] = { "iothread", LIST(iothread_calls),
 			       LIST(iothread_ioctls),
 			       LIST(iothread_uring_ops) },
-	[SANDBOX_CONSOLE] = { "console thread", LIST(irq_line_calls),
+	[SANDBOX_CONSOLE] = { "console thread", NULL, 0,
 			      LIST(irq_line_ioctls), NULL, 0 },
-	[SANDBOX_INTX] = { "INTx thread", LIST(irq_line_calls),
-			   LIST(irq_line_ioctls), NULL, 0 },
+	[SANDBOX_INTX] = { "INTx thread", NULL, 0, LIST(irq_line_ioctls),
+			   NULL, 0 },
 };
 
 static struct sock_fprog progs[SANDBOX_KINDS];
@@ -201,13 +199,8 @@ static void sandbox_sigsys(int sig, siginfo_t *si, void *uc)
 static int add_rules(scmp_filter_ctx ctx, const int *calls, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
-		int nr = calls[i], r;
+		int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, calls[i], 0);
 
-		/* ioctl and io_uring_register only with the listed
-		 * arguments, added below. */
-		if (nr == SCMP_SYS(ioctl) || nr == SCMP_SYS(io_uring_register))
-			continue;
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 		if (r)
 			return r;
 	}

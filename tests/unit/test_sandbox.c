@@ -106,17 +106,21 @@ static void make_bad_call(const void *arg)
 	fprintf(stderr, "call returned\n");
 }
 
-static void expect_stopped(const struct bad_call *b)
+/* Each of the n calls, in a child of its own, is stopped with one line. */
+static void expect_stopped(const struct bad_call *b, unsigned int n)
 {
-	struct child c;
+	for (unsigned int i = 0; i < n; i++) {
+		struct child c;
 
-	run_child(make_bad_call, b, &c);
-	if (c.status != SANDBOX_EXIT_STATUS || !strstr(c.err, b->line))
-		fail_msg("%s: status %d, stderr: %s", b->line, c.status,
-			 c.err);
-	/* One line, nothing else. */
-	assert_non_null(strchr(c.err, '\n'));
-	assert_string_equal(strchr(c.err, '\n') + 1, "");
+		run_child(make_bad_call, &b[i], &c);
+		if (c.status != SANDBOX_EXIT_STATUS ||
+		    !strstr(c.err, b[i].line))
+			fail_msg("%s: status %d, stderr: %s", b[i].line,
+				 c.status, c.err);
+		/* One line, nothing else. */
+		assert_non_null(strchr(c.err, '\n'));
+		assert_string_equal(strchr(c.err, '\n') + 1, "");
+	}
 }
 
 static void test_each_kind_stops_a_call_outside_its_list(void **state)
@@ -145,8 +149,7 @@ static void test_each_kind_stops_a_call_outside_its_list(void **state)
 	};
 
 	(void)state;
-	for (unsigned int i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		expect_stopped(&calls[i]);
+	expect_stopped(calls, sizeof(calls) / sizeof(calls[0]));
 }
 
 /* ioctl and io_uring_register pass only with the listed requests. */
@@ -176,8 +179,7 @@ static void test_arguments_are_checked(void **state)
 	};
 
 	(void)state;
-	for (unsigned int i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		expect_stopped(&calls[i]);
+	expect_stopped(calls, sizeof(calls) / sizeof(calls[0]));
 }
 
 /* ---- what the lists let through ------------------------------------- */
