@@ -404,24 +404,20 @@ int blk_queue_spawn(struct blk_queue *q, unsigned int index)
 	if (ret) {
 		close(q->stop_fd);
 		q->stop_fd = -1;
-		return ret;
 	}
-	q->spawned = true;
-	return 0;
+	return ret;
 }
 
 void blk_queue_exit(struct blk_queue *q)
 {
-	if (!q->spawned)
-		return;
-	blk_queue_stop(q);
+	if (q->stop_fd < 0)
+		return; /* never spawned */
 	pthread_mutex_lock(&q->lock);
 	blk_queue_set_state(q, BLK_Q_EXIT);
 	pthread_mutex_unlock(&q->lock);
 	pthread_join(q->thread, NULL);
 	close(q->stop_fd);
 	q->stop_fd = -1;
-	q->spawned = false;
 }
 
 int blk_queue_start(struct blk_queue *q)

@@ -26,7 +26,8 @@ struct blk_queue {
 	bool batch;
 	uint64_t poll_max_ns;     /* 0: never poll */
 	uint64_t poll_ns;         /* the current window, adapted */
-	int kick_fd, call_fd, stop_fd;
+	int kick_fd, call_fd;
+	int stop_fd;              /* wakes the thread; >= 0 while it exists */
 	void (*needs_reset)(void *opaque);
 	void *reset_opaque;
 
@@ -42,7 +43,6 @@ struct blk_queue {
 	struct lat_queue lat;     /* this run's latency breakdown */
 
 	pthread_t thread;
-	bool spawned;             /* the thread exists (blk_queue_spawn) */
 	bool set_up;              /* rings and buffers ready (between start and stop) */
 	bool started;             /* its iothread serves the ring */
 	bool stopping;            /* set by blk_queue_stop, read by the thread */
@@ -54,7 +54,7 @@ struct blk_queue {
 
 /* Create the queue's iothread, idle until blk_queue_start(). */
 int blk_queue_spawn(struct blk_queue *q, unsigned int index);
-/* Stop it if it runs, then end the thread. */
+/* End the thread (after blk_queue_stop, if it was started). */
 void blk_queue_exit(struct blk_queue *q);
 /* Let the iothread serve the ring; returns once its backend queue is
  * open (or could not be). */

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "blk/blk.h"
+#include "host/sandbox.h"
 #include "hw/boot.h"
 #include "hw/bus.h"
 #include "hw/i8042.h"
@@ -40,7 +41,7 @@ enum vmm_exit {
 	VMM_EXIT_TRIPLE_FAULT = 4,
 	VMM_EXIT_INTERNAL = 5,
 	VMM_EXIT_SLOW = 6,
-	VMM_EXIT_SANDBOX = 7, /* SANDBOX_EXIT_STATUS */
+	VMM_EXIT_SANDBOX = SANDBOX_EXIT_STATUS, /* 7, host/sandbox.h */
 	VMM_EXIT_SIGNAL = 128, /* + signal number */
 };
 

@@ -42,12 +42,13 @@ int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
 		 struct vdisk **out);
 /* The GSI (IOAPIC pin) its INTA# line reaches. */
 void vdisk_set_intx_gsi(struct vdisk *d, unsigned int gsi);
-/* Reset the device: its iothreads are joined and its figures final. */
+/* Reset the device: its iothreads have stopped serving (in-flight I/O
+ * done) and its figures are final. */
 void vdisk_stop(struct vdisk *d);
 /* Its counters and each queue's latency breakdown as one JSON object
  * (complete once vdisk_stop() returned). */
 void vdisk_stats_json(struct vdisk *d, FILE *f);
-/* Reset the device (joins its iothreads), then free everything. */
+/* Reset the device, end its iothreads, then free everything. */
 void vdisk_destroy(struct vdisk *d);
 
 #endif
