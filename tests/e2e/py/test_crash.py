@@ -7,32 +7,23 @@ complete (the kernel has it).  Both with and without `direct`.
 
 Needs root, dmsetup, loop, dm-log-writes and mkfs.ext4: the test host
 has them (tests/testhost/mkinitramfs.sh)."""
-import os
-import shutil
 import signal
 import subprocess
 
 import pytest
 
+from blockdev import MIB, dm_remove, loop_attach, loop_detach, needs_dm, sh
 from vmharness import cmdlines, guestrun, logwrites, paths
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or not shutil.which("dmsetup") or not os.path.exists("/dev/mapper/control"),
-    reason="needs root and device-mapper (run by `bench/vmh pytest` in the test host)")
+pytestmark = needs_dm
 
-MIB = 1 << 20
 BLOCK = 4096
-DM_ENV = dict(os.environ, DM_DISABLE_UDEV="1")  # no udev in the test host
 
 # Block i of the disk holds "blk%08d\n" % i, zero-padded (busybox dd
 # conv=sync pads the short input block).
 WRITE_BLOCK = ('printf "blk%08d\\n" $i >/tmp/b; '
                'dd if=/tmp/b of=$DISK bs=4096 seek=$i conv=sync,notrunc oflag=direct 2>/dev/null '
                '|| echo "WRITE-FAILED $i"\n')
-
-
-def sh(*cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=DM_ENV).stdout.strip()
 
 
 def expect_block(disk, i):
@@ -50,11 +41,8 @@ def run_guest(tmp_path, disk_path, direct, script, on_line):
 
 @pytest.mark.parametrize("direct", [False, True], ids=["cached", "direct"])
 def test_flushed_writes_survive_a_power_cut(tmp_path, direct):
-    data, log = tmp_path / "data.img", tmp_path / "log.img"
-    sh("truncate", "-s", str(64 * MIB), str(data))
-    sh("truncate", "-s", str(64 * MIB), str(log))
-    ddev = sh("losetup", "--find", "--show", str(data))
-    ldev = sh("losetup", "--find", "--show", str(log))
+    ddev = loop_attach(tmp_path / "data.img")
+    ldev = loop_attach(tmp_path / "log.img")
     name = "vmmlogw"
     sh("dmsetup", "create", name, "--table", "0 %d log-writes %s %s" % (64 * MIB // 512, ddev, ldev))
     # Rounds of 4 block writes and a flush; after each flush the guest
@@ -75,8 +63,8 @@ def test_flushed_writes_survive_a_power_cut(tmp_path, direct):
     try:
         g = run_guest(tmp_path, "/dev/mapper/" + name, direct, script, on_line)
     finally:
-        subprocess.run(["dmsetup", "remove", name], env=DM_ENV, capture_output=True)
-        subprocess.run(["losetup", "-d", ddev])
+        dm_remove(name)
+        loop_detach(ddev)
     try:
         assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr
         assert not any("WRITE-FAILED" in l for l in g.lines)
@@ -87,7 +75,7 @@ def test_flushed_writes_survive_a_power_cut(tmp_path, direct):
         with open(ldev, "rb") as f:
             bs, entries = logwrites.read_log(f)
     finally:
-        subprocess.run(["losetup", "-d", ldev])
+        loop_detach(ldev)
     marks = {e.label: n for n, e in enumerate(entries) if e.label}  # the last of each
     for label, upto in promises:
         # The device as the last flush before the promise left it.

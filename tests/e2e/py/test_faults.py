@@ -8,38 +8,27 @@ Needs root, dmsetup and the dm-mod, dm-flakey and loop modules: the test
 host has them (tests/testhost/mkinitramfs.sh)."""
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
 
+from blockdev import MIB, DM_ENV, dm_remove, loop_attach, loop_detach, needs_dm, sh
 from vmharness import cmdlines, guestrun, paths
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or not shutil.which("dmsetup") or not os.path.exists("/dev/mapper/control"),
-    reason="needs root and device-mapper (run by `bench/vmh pytest` in the test host)")
-
-MIB = 1 << 20
-DM_ENV = dict(os.environ, DM_DISABLE_UDEV="1")  # no udev in the test host
-
-
-def sh(*cmd, **kw):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=DM_ENV, **kw).stdout.strip()
+pytestmark = needs_dm
 
 
 @pytest.fixture
 def loopdev(tmp_path):
     """A 64 MiB loop device over a file (sectors 0..131071)."""
-    f = tmp_path / "backing.img"
-    sh("truncate", "-s", str(64 * MIB), str(f))
-    dev = sh("losetup", "--find", "--show", str(f))
+    dev = loop_attach(tmp_path / "backing.img")
     yield dev
-    subprocess.run(["losetup", "-d", dev])
+    loop_detach(dev)
 
 
 @pytest.fixture
-def dm(request):
-    """dm(table) -> /dev/mapper/NAME; removed at the end."""
+def dm():
+    """dm(table) -> NAME of a new device-mapper device; removed at the end."""
     names = []
 
     def create(table):
@@ -49,7 +38,7 @@ def dm(request):
         return name
     yield create
     for n in names:
-        subprocess.run(["dmsetup", "remove", "--force", n], env=DM_ENV, capture_output=True)
+        dm_remove(n, force=True)
 
 
 def boot(tmp_path, disk_path, script, on_line=None, direct=False):
