@@ -27,10 +27,12 @@ DEATHS = (
 )
 
 
-def classify(lines, rc, timed_out):
+def classify(lines, rc, timed_out, stderr=""):
     for kind, rx in DEATHS:
         if any(rx.search(l) for l in lines):
             return kind
+    if "triple fault" in stderr:  # the VMM's word: KVM_EXIT_SHUTDOWN
+        return "triple-fault"
     if timed_out:
         return "hang"
     return "clean" if rc == 0 else "exit-%d" % rc
@@ -83,13 +85,13 @@ class GuestRun:
                 timer.cancel()
         self.rc = proc.returncode
         self.seconds = time.monotonic() - t0
-        self.outcome = classify(self.lines, self.rc, self.timed_out)
         if self.log_path:
             with open(self.log_path, "w") as f:
                 for s, l in zip(self.stamps, self.lines):
                     f.write("%9.3f %s\n" % (s, l))
         with open(err_path) as f:
             self.stderr = f.read()
+        self.outcome = classify(self.lines, self.rc, self.timed_out, self.stderr)
         return self
 
     def _expire(self, proc):
@@ -141,7 +143,7 @@ def fio_script(name, fio_args):
 
 # How a guest dies in the test host through no fault of the device under
 # test (guest/README.md, known problems): such a run is tried again.
-TEST_HOST_DEATHS = ("stall", "double-fault", "entry-stack", "hang", "oops")
+TEST_HOST_DEATHS = ("stall", "double-fault", "entry-stack", "triple-fault", "hang", "oops")
 
 
 def run_with_retries(argv, log_path, tries=3, timeout=240, **kw):

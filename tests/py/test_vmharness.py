@@ -67,6 +67,8 @@ def test_death_classification():
     assert guestrun.classify(["Kernel panic - not syncing"], 3, False) == "panic"
     assert guestrun.classify([], -15, True) == "hang"
     assert guestrun.classify([], 4, False) == "exit-4"
+    assert guestrun.classify([], 4, False, "vmm: error: vCPU 1: triple fault (KVM_EXIT_SHUTDOWN)\n") == "triple-fault"
+    assert "triple-fault" in guestrun.TEST_HOST_DEATHS
 
 
 def test_command_lines():
