@@ -23,10 +23,12 @@ def kvm_is_fast():
 
 
 def _last_sign_of_life(out_dir):
-    """Newest mtime among the test host's console and the results."""
+    """Newest mtime among the test host's console, the results and the
+    heartbeat of a command that writes one."""
     newest = 0.0
     for p in (os.path.join(out_dir, ".testhost", "console.log"),
-              os.path.join(out_dir, "runs.jsonl")):
+              os.path.join(out_dir, "runs.jsonl"),
+              os.path.join(out_dir, "heartbeat")):
         try:
             newest = max(newest, os.path.getmtime(p))
         except OSError:
@@ -37,8 +39,8 @@ def _last_sign_of_life(out_dir):
 def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):
     """Run ARGV (a command of this checkout) in one test-host boot; its
     output comes back on ours; OUT_DIR is writable there.  A test host
-    that has locked up (its console and OUT_DIR/runs.jsonl unchanged for
-    stall_s seconds) is stopped.  Returns the exit status (124: timed out
+    that has locked up (its console, OUT_DIR/runs.jsonl and
+    OUT_DIR/heartbeat unchanged for stall_s seconds) is stopped.  Returns the exit status (124: timed out
     or locked up, 125: it died)."""
     e = dict(os.environ if env is None else env)
     e["TESTHOST_OUT"] = out_dir

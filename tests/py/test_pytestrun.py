@@ -1,6 +1,7 @@
 """vmharness.pytestrun: a test host that dies mid-run is booted again for
 the tests without an outcome, and the summary counts each test once."""
 import json
+import os
 
 from vmharness import pytestrun
 
@@ -80,3 +81,12 @@ def test_three_deaths_give_up_with_the_rest_not_run(tmp_path, monkeypatch, capsy
     out = capsys.readouterr().out
     assert "not run: " + B in out
     assert out.splitlines()[-1].endswith("1 not run, 1 passed, 1 failed")
+
+
+def test_the_heartbeat_is_a_sign_of_life(tmp_path):
+    from vmharness import testhost
+    assert testhost._last_sign_of_life(str(tmp_path)) == 0.0
+    hb = tmp_path / "heartbeat"
+    hb.write_text("1\n")
+    os.utime(hb, (1000.0, 1234.0))
+    assert testhost._last_sign_of_life(str(tmp_path)) == 1234.0
