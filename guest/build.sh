@@ -19,10 +19,13 @@ export LOG_TAG=guest
 JOBS_SRC=$REPO/guest/jobs
 INIT_SRC=$REPO/guest/init
 
-# The virtio and pvpanic modules the guest loads; the load order (with
-# dependencies) is computed from the modules themselves.
+# The virtio and pvpanic modules the guest loads, and msr for
+# cpuid-dump; the load order (with dependencies) is computed from the
+# modules themselves.
 GUEST_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
-virtio_pci virtio_blk pvpanic pvpanic-mmio pvpanic-pci"
+virtio_pci virtio_blk pvpanic pvpanic-mmio pvpanic-pci msr"
+# Small guest tools, built static: name=source.
+GUEST_TOOLS="cpuid-dump=$REPO/guest/cpuid-dump.c ttydrain=$REPO/guest/ttydrain.c"
 
 FIO_CONFIGURE_FLAGS="--build-static --disable-native
 --disable-numa --disable-rdma --disable-rados --disable-rbd --disable-http
@@ -98,6 +101,10 @@ build_initrd() {
 	mkdir -p "$r/lib/modules/$rel"
 	root_busybox "$bb" "$r"
 	cp "$fio" "$r/bin/fio"
+	for tool in $GUEST_TOOLS; do
+		gcc -static -O2 -Wall -o "$r/bin/${tool%%=*}" "${tool#*=}" ||
+			{ rm -rf "$t"; die "${tool%%=*} did not build (static glibc: libc6-dev)"; }
+	done
 	cp "$INIT_SRC" "$r/init"
 	chmod 755 "$r/init"
 	cp "$JOBS_SRC"/*.fio "$r/jobs/"
@@ -151,7 +158,9 @@ main() {
 	[ "$GBUILD/vmlinux" -nt "$GBUILD/bzImage" ] ||
 		extract_vmlinux "$GBUILD/bzImage" "$GBUILD/vmlinux"
 	# Rebuild the initrd when any input is newer than it.
+	# shellcheck disable=SC2046
 	newest=$(ls -t "$INIT_SRC" "$JOBS_SRC"/*.fio "$bb" "$fio" \
+		$(for tool in $GUEST_TOOLS; do echo "${tool#*=}"; done) \
 		"$REPO/guest/build.sh" "$REPO/guest/lib.sh" \
 		"$GBUILD/initrd.img" 2>/dev/null | head -n 1) || true
 	if [ "$newest" != "$GBUILD/initrd.img" ] ||
