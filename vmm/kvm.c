@@ -16,6 +16,9 @@
 #define IDENTITY_MAP_ADDR 0xfffbc000ul
 #define CPUID_MAX_ENTRIES 256
 #define CPUID_HYPERVISOR (1u << 31)
+#define CPUID_TSC_DEADLINE (1u << 24) /* leaf 1 ECX */
+#define MSR_IA32_MISC_ENABLE 0x1a0
+#define MSR_MTRR_DEF_TYPE 0x2ff
 #define IRQCHIP_ROUTES (24 + 16)
 
 static int kvm_err(char *msg, size_t msglen, const char *what, int err)
@@ -100,6 +103,7 @@ static int vm_ram(struct vm *vm, uint64_t mem, char *msg, size_t msglen)
 
 static int vm_cpuid_init(struct vm *vm)
 {
+	bool deadline;
 	size_t sz = sizeof(struct kvm_cpuid2) +
 		    CPUID_MAX_ENTRIES * sizeof(struct kvm_cpuid_entry2);
 
@@ -109,13 +113,19 @@ static int vm_cpuid_init(struct vm *vm)
 	vm->cpuid->nent = CPUID_MAX_ENTRIES;
 	if (ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, vm->cpuid) < 0)
 		return -errno;
+	/* KVM emulates the LAPIC's TSC-deadline mode but leaves the bit
+	 * out of the supported list (it depends on the in-kernel LAPIC);
+	 * QEMU offers it.  The guest arms its timer with one MSR write. */
+	deadline = ioctl(vm->kvm_fd, KVM_CHECK_EXTENSION,
+			 KVM_CAP_TSC_DEADLINE_TIMER) > 0;
 	for (unsigned int i = 0; i < vm->cpuid->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &vm->cpuid->entries[i];
 
 		/* Without it Linux thinks it runs on bare metal: no
 		 * kvm-clock, and TSC calibration against the PIT stalls. */
 		if (e->function == 1)
-			e->ecx |= CPUID_HYPERVISOR;
+			e->ecx |= CPUID_HYPERVISOR |
+				  (deadline ? CPUID_TSC_DEADLINE : 0);
 		/* XSAVE area for the features XCR0 will enable: Linux
 		 * enables all it supports; KVM does not always refresh this
 		 * at run time (seen nested), and Linux warns on a mismatch. */
@@ -294,6 +304,27 @@ static int vm_vcpu_cpuid(struct vm *vm, int fd, unsigned int id)
 	return r;
 }
 
+/* MSRs as firmware leaves them (QEMU's SeaBIOS, Firecracker): MTRRs on
+ * with write-back as the default type (with MTRRs off, Linux 6.1 also
+ * leaves PAT off: "MTRRs disabled, skipping PAT initialization too"),
+ * and fast string operations on. */
+static int vm_vcpu_msrs(int fd)
+{
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e[2];
+	} m = {
+		.hdr.nmsrs = 2,
+		.e = { { .index = MSR_MTRR_DEF_TYPE, .data = 0x806 },
+		       { .index = MSR_IA32_MISC_ENABLE, .data = 1 } },
+	};
+	int r = ioctl(fd, KVM_SET_MSRS, &m);
+
+	if (r < 0)
+		return -errno;
+	return r == 2 ? 0 : -EINVAL;
+}
+
 int vm_vcpu_create(struct vm *vm, unsigned int id, int *fd,
 		   struct kvm_run **run)
 {
@@ -304,6 +335,8 @@ int vm_vcpu_create(struct vm *vm, unsigned int id, int *fd,
 	if (*fd < 0)
 		return -errno;
 	r = vm_vcpu_cpuid(vm, *fd, id);
+	if (!r)
+		r = vm_vcpu_msrs(*fd);
 	if (r)
 		goto fail;
 	p = mmap(NULL, (size_t)vm->run_size, PROT_READ | PROT_WRITE,

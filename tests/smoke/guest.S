@@ -1,7 +1,7 @@
 /* Tiny 64-bit test guests for `vmm run` on any KVM (tests/smoke/run.sh).
  * Entered at the bzImage 64-bit entry (protected-mode start + 0x200) in
  * long mode with the VMM's identity page tables.  One of GUEST_RESET,
- * GUEST_TRIPLE, GUEST_PANIC, GUEST_ECHO selects what it does. */
+ * GUEST_TRIPLE, GUEST_PANIC, GUEST_ECHO, GUEST_CPU selects what it does. */
 	.code64
 	.text
 	.globl _start
@@ -55,6 +55,34 @@ entry:
 	je	reset
 	out	%al, %dx
 	jmp	3b
+#elif defined(GUEST_CPU)
+	/* What the VMM set up for this vCPU, as the guest reads it: the
+	 * TSC-deadline bit of CPUID leaf 1, MTRRdefType, MISC_ENABLE. */
+	lea	s_deadline(%rip), %rsi
+	mov	$s_mtrr - s_deadline, %ecx
+	call	puts
+	mov	$1, %eax
+	cpuid
+	mov	%ecx, %eax
+	shr	$24, %eax
+	and	$1, %eax
+	add	$'0', %al
+	mov	$0x3f8, %dx
+	out	%al, %dx
+	lea	s_mtrr(%rip), %rsi
+	mov	$s_misc - s_mtrr, %ecx
+	call	puts
+	mov	$0x2ff, %ecx
+	call	putmsr
+	lea	s_misc(%rip), %rsi
+	mov	$s_end - s_misc, %ecx
+	call	puts
+	mov	$0x1a0, %ecx
+	call	putmsr
+	mov	$'\n', %al
+	mov	$0x3f8, %dx
+	out	%al, %dx
+	jmp	reset
 #endif
 halt:	hlt
 	jmp	halt
@@ -71,6 +99,26 @@ puts:	mov	$0x3f8, %dx
 	jnz	1b
 	ret
 
+/* ecx: MSR -> its value in 16 hex digits */
+putmsr:	rdmsr
+	shl	$32, %rdx
+	mov	%eax, %eax
+	or	%rdx, %rax
+	mov	%rax, %rbx
+	mov	$16, %ecx
+	mov	$0x3f8, %dx
+1:	rol	$4, %rbx
+	mov	%bl, %al
+	and	$0xf, %al
+	add	$'0', %al
+	cmp	$'9', %al
+	jbe	2f
+	add	$('a' - '9' - 1), %al
+2:	out	%al, %dx
+	dec	%ecx
+	jnz	1b
+	ret
+
 /* eax: config address -> eax: dword */
 cfg_read:
 	mov	$0xcf8, %dx
@@ -81,4 +129,8 @@ cfg_read:
 
 hello:	.ascii	"smoke guest up\n"
 hello_end:
+s_deadline: .ascii "cpu: tsc-deadline="
+s_mtrr:	.ascii	" mtrr-def-type="
+s_misc:	.ascii	" misc-enable="
+s_end:
 	.fill	0x1000, 1, 0

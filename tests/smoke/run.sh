@@ -35,7 +35,7 @@ pass=0 fail=0
 ok() { echo "PASS $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
 
-for g in RESET TRIPLE PANIC ECHO; do
+for g in RESET TRIPLE PANIC ECHO CPU; do
 	${CC:-cc} -c -DGUEST_$g -x assembler-with-cpp "$here/guest.S" \
 		-o "$OUT/$g.o" &&
 	objcopy -O binary -j .text "$OUT/$g.o" "$OUT/$g.bin" &&
@@ -67,6 +67,10 @@ expect() {
 expect reset 0 "smoke guest up" -- run -k "$OUT/RESET.img" -m 32M
 expect reset-elf 0 "smoke guest up" -- run -k "$OUT/RESET.elf" -m 32M
 expect triple 4 "triple fault" -- run -k "$OUT/TRIPLE.img" -m 32M
+# The vCPU as firmware would leave it (vmm/kvm.c: vm_vcpu_msrs) and the
+# TSC-deadline timer offered, as QEMU does.
+expect cpu-setup 0 "tsc-deadline=1 mtrr-def-type=0000000000000806 misc-enable=0000000000000001" \
+	-- run -k "$OUT/CPU.img" -m 32M -c 2
 expect panic 3 "panicked" -- run -k "$OUT/PANIC.img" -m 32M -c 2 \
 	-d ram:16M -d ram:8M,queues=3,serial=x
 case ${SMOKE_SAN:-} in
