@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <linux/serial_reg.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 
@@ -57,6 +59,14 @@ static unsigned int serial_push(struct serial *s, const uint8_t *b,
 	return i;
 }
 
+static uint64_t serial_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void serial_tx(struct serial *s, uint8_t c)
 {
 	if (s->mcr & UART_MCR_LOOP) {
@@ -69,6 +79,8 @@ static void serial_tx(struct serial *s, uint8_t c)
 		while (r < 0 && errno == EINTR);
 	}
 	s->thri = true; /* transmitted at once: THR empty again */
+	s->tx_bytes++;
+	s->tx_last_ns = serial_now_ns();
 }
 
 static uint8_t serial_read(struct serial *s, unsigned int reg)
@@ -185,6 +197,23 @@ bool serial_rx_stuck(struct serial *s)
 	s->rx_seen = s->rx_reads;
 	pthread_mutex_unlock(&s->lock);
 	return waiting;
+}
+
+void serial_describe(struct serial *s, uint64_t now_ns, char *buf, size_t len)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!s->tx_bytes)
+		snprintf(buf, len, "serial: nothing sent");
+	else
+		snprintf(buf, len,
+			 "serial: %llu bytes sent, the last %.1f s before; "
+			 "IER 0x%02x, THR-empty interrupt %s, IRQ line %s",
+			 (unsigned long long)s->tx_bytes,
+			 (double)(now_ns - s->tx_last_ns) / 1e9, s->ier,
+			 !(s->ier & UART_IER_THRI) ? "disabled" :
+			 s->thri		   ? "pending" : "not pending",
+			 s->level ? "high" : "low");
+	pthread_mutex_unlock(&s->lock);
 }
 
 int serial_init(struct serial *s, int out_fd,

@@ -21,6 +21,8 @@ struct serial {
 	unsigned int rx_reads;  /* bytes the guest has read, ever (wraps) */
 	unsigned int rx_seen;   /* rx_reads at the last serial_rx_stuck() */
 	int level;           /* IRQ line as last set */
+	uint64_t tx_bytes;   /* bytes the guest has sent, ever */
+	uint64_t tx_last_ns; /* CLOCK_MONOTONIC of the last one */
 	void (*irq)(void *opaque, int level);
 	void *irq_opaque;
 	int out_fd;
@@ -38,6 +40,11 @@ struct serial {
 int serial_init(struct serial *s, int out_fd,
 		void (*irq)(void *opaque, int level), void *opaque);
 void serial_destroy(struct serial *s);
+/* One line for a VMM stopped from outside (a guest that looks hung):
+ * bytes sent, how long before NOW_NS the last one was, and the
+ * transmit interrupt's state, e.g. "serial: 1234 bytes sent, the last
+ * 2.5 s before; IER 0x03, THR-empty interrupt pending, IRQ line high". */
+void serial_describe(struct serial *s, uint64_t now_ns, char *buf, size_t len);
 /* Bus handler for the 8 ports. */
 void serial_io(void *opaque, uint64_t port, uint8_t *data, unsigned int size,
 	       bool write);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "host/sandbox.h"
@@ -259,6 +260,20 @@ static void machine_teardown(struct machine *m)
 	for (unsigned int i = 0; i < m->ncpus; i++)
 		vcpu_join(&m->vcpu[i]);
 	serial_stop_input(&m->serial);
+	/* Stopped from outside: often a guest that looks hung.  Whether
+	 * the console stopped with its interrupt pending tells a guest
+	 * that stopped serving it from one that stopped writing. */
+	if (m->exit_status > VMM_EXIT_SIGNAL) {
+		struct timespec t;
+		char line[200];
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		serial_describe(&m->serial,
+				(uint64_t)t.tv_sec * 1000000000u +
+					(uint64_t)t.tv_nsec,
+				line, sizeof(line));
+		pr_info("%s", line);
+	}
 	if (m->pio.unclaimed || m->mmio.unclaimed)
 		pr_info("accesses nothing decoded: %llu port, %llu MMIO",
 			(unsigned long long)m->pio.unclaimed,

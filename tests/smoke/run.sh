@@ -83,15 +83,23 @@ printf 'hello from the pipe\nq' >"$OUT/echo.in"
 IN=$OUT/echo.in expect echo 0 "hello from the pipe" -- \
 	run -k "$OUT/ECHO.img" -m 32M
 
-# SIGTERM: clean shutdown with 128 + 15.
+# SIGTERM: clean shutdown with 128 + 15, and (with -v) a line on the
+# console's state for a guest that looked hung (the ECHO guest waits
+# for input with the receive interrupt on).
 rc=0
-"$VMM" run -k "$OUT/ECHO.img" -m 32M -d ram:8M </dev/zero >/dev/null \
+"$VMM" run -v -k "$OUT/ECHO.img" -m 32M -d ram:8M </dev/null >/dev/null \
 	2>"$OUT/sigterm.err" &
 pid=$!
 sleep 1
 kill -TERM $pid
 wait $pid || rc=$?
-[ $rc = 143 ] && ok sigterm || ko sigterm "status $rc, want 143"
+if [ $rc != 143 ]; then
+	ko sigterm "status $rc, want 143"
+elif ! grep -q "serial: 15 bytes sent, the last [0-9.]* s before; IER 0x01, THR-empty interrupt disabled, IRQ line low" "$OUT/sigterm.err"; then
+	ko sigterm "no console state line ($(grep serial "$OUT/sigterm.err"))"
+else
+	ok sigterm
+fi
 
 # The sandbox: every thread of a running VMM is under a filter, and
 # under none with --sandbox off.

@@ -137,6 +137,32 @@ static void test_thri_semantics(void **state)
 	assert_int_equal(c->level, 0);
 }
 
+/* The line a VMM stopped from outside prints about its console. */
+static void test_describe(void **state)
+{
+	struct ctx *c = *state;
+	char line[200], sink[4];
+
+	serial_describe(&c->s, 0, line, sizeof(line));
+	assert_string_equal(line, "serial: nothing sent");
+	out8(c, UART_TX, 'a');
+	out8(c, UART_TX, 'b');
+	assert_int_equal(read(c->pipe[0], sink, 2), 2);
+	serial_describe(&c->s, c->s.tx_last_ns + 2500000000u, line,
+			sizeof(line));
+	assert_string_equal(line, "serial: 2 bytes sent, the last 2.5 s "
+				  "before; IER 0x00, THR-empty interrupt "
+				  "disabled, IRQ line low");
+	out8(c, UART_IER, UART_IER_THRI | UART_IER_RDI);
+	serial_describe(&c->s, c->s.tx_last_ns, line, sizeof(line));
+	assert_non_null(strstr(line, "IER 0x03, THR-empty interrupt pending, "
+				     "IRQ line high"));
+	(void)in8(c, UART_IIR); /* the driver took it */
+	serial_describe(&c->s, c->s.tx_last_ns, line, sizeof(line));
+	assert_non_null(strstr(line, "THR-empty interrupt not pending, "
+				     "IRQ line low"));
+}
+
 static void test_rx_fifo_and_irq(void **state)
 {
 	struct ctx *c = *state;
@@ -264,6 +290,7 @@ int main(int argc, char **argv)
 		T(test_loopback_msr),
 		T(test_ier_mask),
 		T(test_thri_semantics),
+		T(test_describe),
 		T(test_rx_fifo_and_irq),
 		T(test_rx_stuck_retrigger),
 		T(test_escape),
