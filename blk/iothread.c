@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "blk/queue.h"
+#include "host/clock.h"
 #include "host/log.h"
 #include "host/sandbox.h"
 
@@ -204,14 +205,6 @@ static unsigned int blk_queue_drain(struct blk_queue *q)
 	return n;
 }
 
-static uint64_t blk_now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static void blk_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -238,7 +231,7 @@ static bool blk_queue_poll(struct blk_queue *q, uint64_t t0)
 			return true;
 		}
 		blk_cpu_relax();
-	} while (blk_now_ns() < end);
+	} while (mono_ns() < end);
 	return false;
 }
 
@@ -292,7 +285,7 @@ static void blk_queue_loop(struct blk_queue *q)
 		blk_queue_flush_used(q);
 		if (n)
 			continue;
-		t0 = q->poll_max_ns ? blk_now_ns() : 0;
+		t0 = q->poll_max_ns ? mono_ns() : 0;
 		if (blk_queue_poll(q, t0))
 			continue;
 		/* Idle: ask for a kick, then look once more before sleeping. */
@@ -303,7 +296,7 @@ static void blk_queue_loop(struct blk_queue *q)
 			return;
 		virtq_disable_kick(&q->vq);
 		if (q->poll_max_ns)
-			blk_queue_poll_adapt(q, blk_now_ns() - t0);
+			blk_queue_poll_adapt(q, mono_ns() - t0);
 	}
 }
 

@@ -4,6 +4,8 @@
 
 #include "blk/latency.h"
 
+#include "host/clock.h"
+
 const char *const lat_stage_name[LAT_STAGES] = {
 	[LAT_SUBMIT] = "pop_to_submit",
 	[LAT_BACKEND] = "submit_to_complete",
@@ -109,14 +111,6 @@ void lat_hist_format(const struct lat_hist *h, char *buf, size_t len)
 		 (double)lat_quantile(h, 0.999) / 1e3, (double)h->max / 1e3);
 }
 
-static uint64_t lat_mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 #if defined(__x86_64__)
 #include <x86intrin.h>
 
@@ -131,10 +125,10 @@ void lat_clock_init(void)
 
 	if (lat_mult)
 		return;
-	t0 = lat_mono_ns();
+	t0 = mono_ns();
 	c0 = __rdtsc();
 	nanosleep(&pause, NULL);
-	t1 = lat_mono_ns();
+	t1 = mono_ns();
 	c1 = __rdtsc();
 	if (c1 > c0 && t1 > t0)
 		lat_mult = (uint64_t)(((double)(t1 - t0) / (double)(c1 - c0)) *
@@ -144,7 +138,7 @@ void lat_clock_init(void)
 uint64_t lat_now(void)
 {
 	if (!lat_mult)
-		return lat_mono_ns();
+		return mono_ns();
 	return (uint64_t)(((unsigned __int128)__rdtsc() * lat_mult) >> 32);
 }
 #else
@@ -154,6 +148,6 @@ void lat_clock_init(void)
 
 uint64_t lat_now(void)
 {
-	return lat_mono_ns();
+	return mono_ns();
 }
 #endif

@@ -5,8 +5,9 @@
 #include <linux/serial_reg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "host/clock.h"
 
 
 static uint8_t serial_iir(const struct serial *s)
@@ -59,14 +60,6 @@ static unsigned int serial_push(struct serial *s, const uint8_t *b,
 	return i;
 }
 
-static uint64_t serial_now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static void serial_tx(struct serial *s, uint8_t c)
 {
 	if (s->mcr & UART_MCR_LOOP) {
@@ -80,7 +73,7 @@ static void serial_tx(struct serial *s, uint8_t c)
 	}
 	s->thri = true; /* transmitted at once: THR empty again */
 	s->tx_bytes++;
-	s->tx_last_ns = serial_now_ns();
+	s->tx_last_ns = mono_ns();
 }
 
 static uint8_t serial_read(struct serial *s, unsigned int reg)

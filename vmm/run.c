@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "host/clock.h"
 #include "host/sandbox.h"
 #include "host/log.h"
 #include "vmm/machine.h"
@@ -264,14 +264,9 @@ static void machine_teardown(struct machine *m)
 	 * the console stopped with its interrupt pending tells a guest
 	 * that stopped serving it from one that stopped writing. */
 	if (m->exit_status > VMM_EXIT_SIGNAL) {
-		struct timespec t;
 		char line[200];
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		serial_describe(&m->serial,
-				(uint64_t)t.tv_sec * 1000000000u +
-					(uint64_t)t.tv_nsec,
-				line, sizeof(line));
+		serial_describe(&m->serial, mono_ns(), line, sizeof(line));
 		pr_info("%s", line);
 	}
 	if (m->pio.unclaimed || m->mmio.unclaimed)
