@@ -9,7 +9,7 @@ import os
 import re
 import time
 
-from . import cmdlines, counters, guestrun, plan
+from . import cmdlines, guestrun, plan
 from .profile import guest_argv
 
 SECTIONS = ("CPUID", "CPUINFO", "DMESG", "MSR")
@@ -18,7 +18,7 @@ SCRIPT = "".join(
     'echo "=== %(s)s BEGIN ==="\n%(c)s\necho "=== %(s)s END ==="\n' % {"s": s, "c": c}
     for s, c in (("CPUID", "cpuid-dump"), ("CPUINFO", "cat /proc/cpuinfo"),
                  ("DMESG", "dmesg"), ("MSR", "cpuid-dump msr"))
-) + guestrun.UART_DRAIN
+)
 
 
 def sections(lines):
@@ -39,15 +39,19 @@ def sections(lines):
     return out, ended
 
 
+def _path(out_dir, name, ext):
+    """OUT_DIR/NAME.EXT for a configuration's name (which may hold a /)."""
+    return os.path.join(out_dir, name.replace("/", "_") + ext)
+
+
 def run_plan(args):
-    counters.ensure_mounts()
     disk = plan.data_disk(args, "vmh-cpuid.img")
     done = {r["config"] for r in plan.load_runs(args.out) if r["outcome"] == "clean"}
     for spec in args.config:
         cfg = plan.parse_config(spec)
         if cfg["name"] in done:
             continue
-        log = os.path.join(args.out, "%s.log" % cfg["name"].replace("/", "_"))
+        log = _path(args.out, cfg["name"], ".log")
         g = guestrun.run_with_retries(
             guest_argv(cfg, cmdlines.guest_cmdline(script=SCRIPT, disk_serial="data"),
                        disk, args), log, timeout=args.boot_timeout)
@@ -57,7 +61,7 @@ def run_plan(args):
         outcome = g.outcome
         if outcome == "clean" and len(ended) < len(SECTIONS):
             outcome = "died-in-msr" if ended == list(SECTIONS[:-1]) else "no-result"
-        with open(os.path.join(args.out, "%s.txt" % cfg["name"].replace("/", "_")), "w") as f:
+        with open(_path(args.out, cfg["name"], ".txt"), "w") as f:
             for s in SECTIONS:
                 for line in got.get(s, []):
                     f.write("%s %s\n" % (s, line))
@@ -68,7 +72,7 @@ def run_plan(args):
 
 def load(out_dir, name):
     got = {s: [] for s in SECTIONS}
-    with open(os.path.join(out_dir, "%s.txt" % name.replace("/", "_"))) as f:
+    with open(_path(out_dir, name, ".txt")) as f:
         for line in f:
             s, _, rest = line.rstrip("\n").partition(" ")
             got[s].append(rest)

@@ -114,24 +114,11 @@ class GuestRun:
             threading.Thread(target=self._kill, args=(proc,)).start()
 
 
-# Let the UART drain before /init powers off: reboot -f does not wait
-# for the tty, and the JSON's tail was lost that way.  ttydrain waits for
-# the tty's buffer (guest/ttydrain.c); the port's transmit count stops
-# moving once its FIFO has drained too.
-UART_DRAIN = (
-    'ttydrain\n'
-    'a=; b=x; i=0\n'
-    'while [ "$a" != "$b" ] && [ $i -lt 300 ]; do\n'
-    '  a=$(grep "^0:" /proc/tty/driver/serial); sleep 0.3\n'
-    '  b=$(grep "^0:" /proc/tty/driver/serial); i=$((i + 1))\n'
-    'done\n'
-)
-
-
 def fio_script(name, fio_args):
     """A guest script: PHASE markers around one fio run on $FIO_DISK, its
     JSON between FIO-JSON markers afterwards (outside the phase: the UART
-    is slow)."""
+    is slow).  guest/init drains the UART (ttydrain) before it powers
+    off, so the JSON's tail is not lost."""
     args = " ".join(fio_args)
     return (
         'cd /tmp\n'
@@ -144,7 +131,7 @@ def fio_script(name, fio_args):
         'echo "=== FIO-JSON BEGIN %(n)s ==="\n'
         "sed -n '/^{/,$ { s/^ *//; p; }' /tmp/fio.json\n"
         'echo "=== FIO-JSON END %(n)s rc=$rc ==="\n'
-    ) % {"n": name, "a": args} + UART_DRAIN
+    ) % {"n": name, "a": args}
 
 
 # How a guest dies in the test host through no fault of the device under

@@ -64,9 +64,8 @@ def run(pytest_argv, out):
     except OSError:
         pass
     env = dict(os.environ, VMH_PYTEST_RECORD=record)
-    finished = False
+    collected, outcome, finished = [], {}, False
     for boot in range(1, BOOTS + 1):
-        collected, outcome, _ = read_record(record)
         argv = list(pytest_argv)
         for nodeid in collected:
             if nodeid in outcome:

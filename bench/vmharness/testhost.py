@@ -40,8 +40,8 @@ def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):
     """Run ARGV (a command of this checkout) in one test-host boot; its
     output comes back on ours; OUT_DIR is writable there.  A test host
     that has locked up (its console, OUT_DIR/runs.jsonl and
-    OUT_DIR/heartbeat unchanged for stall_s seconds) is stopped.  Returns the exit status (124: timed out
-    or locked up, 125: it died)."""
+    OUT_DIR/heartbeat unchanged for stall_s seconds) is stopped.  Returns
+    the exit status (124: timed out or locked up, 125: it died)."""
     e = dict(os.environ if env is None else env)
     e["TESTHOST_OUT"] = out_dir
     e["TESTHOST_TIMEOUT"] = str(timeout_s)
