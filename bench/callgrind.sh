@@ -36,22 +36,28 @@ valgrind --tool=callgrind --separate-threads=yes \
 # In --requests mode devbench completes exactly REQUESTS requests.
 REQS=$REQUESTS
 
-# The iothread's profile is the one whose functions include
-# blk_queue_thread.  --no-prefill: valgrind reuses the ids of exited
-# threads, so an earlier iothread (the RAM disk's prefill) would land in
-# the same profile.  Reads of never-written RAM-disk pages cost the same
-# instructions (the page faults are the kernel's, not counted).
-IOT=""
-for f in $(ls "$OUT"/cg.out-* | sort -t- -k2 -n); do
-	if grep -q 'blk_queue_thread' "$f"; then
-		IOT="$f"
-	fi
-done
-[ -n "$IOT" ] || { echo "callgrind.sh: no iothread profile found" >&2; exit 1; }
-
 total_ir() {
 	awk '/^(totals|summary):/ { print $2; exit }' "$1"
 }
+
+# The iothread's profile is the busiest of those whose functions include
+# blk_queue_thread: a disk spawns one iothread per queue it offers, and
+# the idle ones have profiles of their own.  --no-prefill: valgrind
+# reuses the ids of exited threads, so an earlier iothread (the RAM
+# disk's prefill) would land in the same profile.  Reads of never-written
+# RAM-disk pages cost the same instructions (the page faults are the
+# kernel's, not counted).
+IOT=""
+BEST=-1
+for f in "$OUT"/cg.out-*; do
+	grep -q 'blk_queue_thread' "$f" || continue
+	ir=$(total_ir "$f")
+	if [ "$ir" -gt "$BEST" ]; then
+		IOT="$f"
+		BEST=$ir
+	fi
+done
+[ -n "$IOT" ] || { echo "callgrind.sh: no iothread profile found" >&2; exit 1; }
 
 IR=$(total_ir "$IOT")
 ALL=0
