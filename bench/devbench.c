@@ -434,7 +434,7 @@ static int ram_prefill(struct blk_dev *d)
 {
 	struct fakemem fm;
 	struct blkdrv_q q;
-	struct blk_queue_cfg c;
+	struct vdev_queue c;
 	uint64_t buf;
 	int ret = fakemem_create(&fm, 1ull << 32, 8u << 20);
 
@@ -447,8 +447,9 @@ static int ram_prefill(struct blk_dev *d)
 		return ret ? ret : -ENOMEM;
 	}
 	memset(fakemem_hva(&fm, buf), 0x5a, FILL_CHUNK);
-	c = blkdrv_q_cfg(&q);
-	ret = blk_dev_start(d, &fm.gm, blk_dev_features(d), &c, 1);
+	c = blkdrv_q_vdev(&q);
+	ret = blkdrv_activate(d, &fm.gm, blk_dev_ops.features(d), &c, 1, NULL,
+			      NULL);
 	for (uint64_t off = 0; !ret && off < opt.size; off += FILL_CHUNK) {
 		uint64_t len = opt.size - off < FILL_CHUNK ? opt.size - off
 							   : FILL_CHUNK;
@@ -457,7 +458,7 @@ static int ram_prefill(struct blk_dev *d)
 		ret = blkdrv_sync(&q, VIRTIO_BLK_T_OUT, off / 512, &b, 1, true,
 				  NULL);
 	}
-	blk_dev_stop(d);
+	blk_dev_ops.reset(d);
 	blkdrv_q_close(&q);
 	fakemem_destroy(&fm);
 	return ret > 0 ? -EIO : ret;
@@ -620,7 +621,7 @@ static void dut_stats(struct dut *u, struct result *r)
 
 static int run_point(const struct point *p, struct result *r)
 {
-	struct blk_queue_cfg cfg[MAXQ];
+	struct vdev_queue cfg[MAXQ];
 	struct fakemem fm;
 	struct drv *dv;
 	struct dut *u;
@@ -635,14 +636,14 @@ static int run_point(const struct point *p, struct result *r)
 	ret = fakemem_create(&fm, 1ull << 32, FM_SIZE);
 	for (unsigned int i = 0; !ret && i < p->nq; i++) {
 		ret = drv_setup(&dv[i], &fm, p, i);
-		cfg[i] = blkdrv_q_cfg(&dv[i].q);
+		cfg[i] = blkdrv_q_vdev(&dv[i].q);
 	}
 	if (!ret)
-		ret = blk_dev_start(u->d, &fm.gm, blk_dev_features(u->d), cfg,
-				    p->nq);
+		ret = blkdrv_activate(u->d, &fm.gm, blk_dev_ops.features(u->d),
+				      cfg, p->nq, NULL, NULL);
 	if (!ret) {
 		ret = run_drivers(p, dv, r);
-		blk_dev_stop(u->d);
+		blk_dev_ops.reset(u->d);
 		dut_stats(u, r);
 	}
 	for (unsigned int i = 0; i < p->nq; i++)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <linux/virtio_config.h>
+#include <linux/virtio_ids.h>
 #include <linux/virtio_ring.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +19,14 @@ struct blk_dev {
 	struct blk_backend *backend;
 	struct blk_backend_info info;
 	struct blk_req_limits limits;
-	void (*needs_reset)(void *opaque);
-	void *reset_opaque;
 	unsigned int nq;      /* queues offered */
 	unsigned int running; /* queues started */
 	struct blk_queue q[BLK_MAX_QUEUES];
 	struct blk_stats stats; /* totals of stopped queues */
 	struct lat_queue lat[BLK_MAX_QUEUES]; /* per queue, stopped runs */
 };
+
+static void blk_dev_reset(void *impl);
 
 int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
 		   unsigned int msglen)
@@ -76,7 +77,7 @@ void blk_dev_destroy(struct blk_dev *d)
 {
 	if (!d)
 		return;
-	blk_dev_stop(d);
+	blk_dev_reset(d);
 	for (unsigned int i = 0; i < BLK_MAX_QUEUES; i++) {
 		blk_queue_exit(&d->q[i]);
 		pthread_mutex_destroy(&d->q[i].lock);
@@ -86,7 +87,7 @@ void blk_dev_destroy(struct blk_dev *d)
 	free(d);
 }
 
-uint64_t blk_dev_features(const struct blk_dev *d)
+static uint64_t blk_features(const struct blk_dev *d)
 {
 	uint64_t f = 1ull << VIRTIO_F_VERSION_1 |
 		     1ull << VIRTIO_RING_F_EVENT_IDX |
@@ -105,30 +106,62 @@ uint64_t blk_dev_features(const struct blk_dev *d)
 	return f;
 }
 
-unsigned int blk_dev_num_queues(const struct blk_dev *d)
+static uint64_t blk_dev_features(void *impl)
 {
+	return blk_features(impl);
+}
+
+static unsigned int blk_dev_num_queues(void *impl)
+{
+	const struct blk_dev *d = impl;
+
 	return d->nq;
 }
 
-void blk_dev_config(const struct blk_dev *d, struct virtio_blk_config *c)
+static uint16_t blk_dev_queue_max_size(void *impl)
 {
-	memset(c, 0, sizeof(*c));
-	c->capacity = d->limits.capacity;
-	c->seg_max = BLK_SEG_MAX;
-	c->blk_size = d->info.blk_size;
-	c->num_queues = (uint16_t)d->nq;
-	c->max_discard_sectors = d->limits.max_discard_sectors;
-	c->max_discard_seg = 1;
-	c->discard_sector_alignment = d->info.blk_size >> BLK_SECTOR_SHIFT;
-	c->max_write_zeroes_sectors = d->limits.max_write_zeroes_sectors;
-	c->max_write_zeroes_seg = 1;
-	c->write_zeroes_may_unmap = 1;
+	(void)impl;
+	return BLK_QUEUE_SIZE;
 }
 
-void blk_dev_set_reset_hook(struct blk_dev *d, void (*fn)(void *), void *opaque)
+static uint32_t blk_dev_config_size(void *impl)
 {
-	d->needs_reset = fn;
-	d->reset_opaque = opaque;
+	(void)impl;
+	return sizeof(struct virtio_blk_config);
+}
+
+static void blk_dev_config_read(void *impl, uint32_t off, void *buf,
+				uint32_t len)
+{
+	const struct blk_dev *d = impl;
+	struct virtio_blk_config c;
+
+	memset(buf, 0, len);
+	if (off > sizeof(c) || len > sizeof(c) - off)
+		return;
+	memset(&c, 0, sizeof(c));
+	c.capacity = d->limits.capacity;
+	c.seg_max = BLK_SEG_MAX;
+	c.blk_size = d->info.blk_size;
+	c.num_queues = (uint16_t)d->nq;
+	c.max_discard_sectors = d->limits.max_discard_sectors;
+	c.max_discard_seg = 1;
+	c.discard_sector_alignment = d->info.blk_size >> BLK_SECTOR_SHIFT;
+	c.max_write_zeroes_sectors = d->limits.max_write_zeroes_sectors;
+	c.max_write_zeroes_seg = 1;
+	c.write_zeroes_may_unmap = 1;
+	memcpy(buf, (const uint8_t *)&c + off, len);
+}
+
+/* No writable config field is offered (no CONFIG_WCE): writes are
+ * dropped. */
+static void blk_dev_config_write(void *impl, uint32_t off, const void *buf,
+				 uint32_t len)
+{
+	(void)impl;
+	(void)off;
+	(void)buf;
+	(void)len;
 }
 
 static void blk_queue_free(struct blk_queue *q)
@@ -144,10 +177,11 @@ static void blk_queue_free(struct blk_queue *q)
 }
 
 static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
-			   const struct gmem *m, uint64_t features,
-			   const struct blk_queue_cfg *c)
+			   const struct vdev_activation *a, uint64_t features,
+			   const struct vdev_queue *c)
 {
-	int ret = virtq_init(&q->vq, m, c->size, c->desc, c->avail, c->used,
+	int ret = virtq_init(&q->vq, a->mem, c->size, c->desc, c->avail,
+			     c->used,
 			     features & (1ull << VIRTIO_RING_F_EVENT_IDX),
 			     features & (1ull << VIRTIO_RING_F_INDIRECT_DESC));
 
@@ -163,8 +197,8 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	q->poll_max_ns = d->opts.poll_us * 1000ull;
 	q->kick_fd = c->kick_fd;
 	q->call_fd = c->call_fd;
-	q->needs_reset = d->needs_reset;
-	q->reset_opaque = d->reset_opaque;
+	q->needs_reset = a->needs_reset;
+	q->reset_opaque = a->opaque;
 	q->io_errors = 0;
 	q->pushed = false;
 	memset(&q->lat, 0, sizeof(q->lat));
@@ -180,20 +214,23 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	return 0;
 }
 
-int blk_dev_start(struct blk_dev *d, const struct gmem *m, uint64_t features,
-		  const struct blk_queue_cfg *qc, unsigned int nq)
+/* DRIVER_OK: one iothread serves each queue the driver enabled.  0 or
+ * -errno (then nothing runs). */
+static int blk_dev_activate(void *impl, const struct vdev_activation *a)
 {
+	struct blk_dev *d = impl;
+	uint64_t features;
 	int ret = 0;
 
-	if (d->running || !nq || nq > d->nq)
+	if (d->running || !a->nq || a->nq > d->nq)
 		return -EINVAL;
-	features &= blk_dev_features(d);
+	features = a->features & blk_features(d);
 	d->limits.discard = features & (1ull << VIRTIO_BLK_F_DISCARD);
 	d->limits.write_zeroes = features & (1ull << VIRTIO_BLK_F_WRITE_ZEROES);
-	for (unsigned int i = 0; i < nq && !ret; i++) {
-		if (!qc[i].size)
-			continue; /* a queue the driver did not enable */
-		ret = blk_queue_setup(d, &d->q[i], m, features, &qc[i]);
+	for (unsigned int i = 0; i < a->nq && !ret; i++) {
+		if (!a->q[i].enabled)
+			continue;
+		ret = blk_queue_setup(d, &d->q[i], a, features, &a->q[i]);
 		if (!ret) {
 			ret = blk_queue_start(&d->q[i]);
 			if (ret)
@@ -202,10 +239,10 @@ int blk_dev_start(struct blk_dev *d, const struct gmem *m, uint64_t features,
 				d->q[i].set_up = true;
 		}
 		if (!ret)
-			d->running = i + 1; /* stop looks at queues below this */
+			d->running = i + 1; /* reset looks at queues below this */
 	}
 	if (ret)
-		blk_dev_stop(d);
+		blk_dev_reset(d);
 	return ret;
 }
 
@@ -218,8 +255,11 @@ static void blk_stats_add(struct blk_stats *s, const struct blk_queue *q)
 	s->io_errors += q->io_errors;
 }
 
-void blk_dev_stop(struct blk_dev *d)
+/* Stop the iothreads, wait for in-flight I/O.  Idempotent. */
+static void blk_dev_reset(void *impl)
 {
+	struct blk_dev *d = impl;
+
 	for (unsigned int i = 0; i < d->running; i++) {
 		if (!d->q[i].set_up)
 			continue;
@@ -233,15 +273,18 @@ void blk_dev_stop(struct blk_dev *d)
 	d->running = 0;
 }
 
-void blk_dev_pause(struct blk_dev *d)
+static void blk_dev_pause(void *impl)
 {
+	struct blk_dev *d = impl;
+
 	for (unsigned int i = 0; i < d->running; i++)
 		if (d->q[i].set_up)
 			blk_queue_stop(&d->q[i]);
 }
 
-int blk_dev_resume(struct blk_dev *d)
+static int blk_dev_resume(void *impl)
 {
+	struct blk_dev *d = impl;
 	int ret = 0;
 
 	for (unsigned int i = 0; i < d->running && !ret; i++) {
@@ -256,6 +299,21 @@ int blk_dev_resume(struct blk_dev *d)
 	}
 	return ret;
 }
+
+const struct vdev_ops blk_dev_ops = {
+	.device_id = VIRTIO_ID_BLOCK,
+	.pci_class = 0x018000, /* mass storage, other */
+	.features = blk_dev_features,
+	.num_queues = blk_dev_num_queues,
+	.queue_max_size = blk_dev_queue_max_size,
+	.config_size = blk_dev_config_size,
+	.config_read = blk_dev_config_read,
+	.config_write = blk_dev_config_write,
+	.activate = blk_dev_activate,
+	.reset = blk_dev_reset,
+	.pause = blk_dev_pause,
+	.resume = blk_dev_resume,
+};
 
 void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s)
 {

@@ -197,6 +197,8 @@ static unsigned int blk_queue_drain(struct blk_queue *q)
 	if (ret == -EPROTO && !q->reset_sent) {
 		/* The ring is broken: stop taking requests, tell the driver. */
 		q->reset_sent = true;
+		pr_guest(VLOG_WARN, "virtio-blk %s: queue %u: broken ring, "
+			 "device needs reset", q->name, q->index);
 		if (q->needs_reset)
 			q->needs_reset(q->reset_opaque);
 	}

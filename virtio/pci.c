@@ -301,7 +301,7 @@ int vpci_init(struct vpci *p, struct vdev *v, const struct vpci_cb *cb,
 	p->nvec = v->nq + 1;
 	devid = (uint16_t)(VIRTIO_PCI_DEVICE_BASE + v->ops->device_id);
 	pci_func_init(&p->func, PCI_VENDOR_REDHAT_QUMRANET, devid,
-		      0x018000 /* mass storage, other */, 1,
+		      v->ops->pci_class, 1,
 		      PCI_VENDOR_REDHAT_QUMRANET, 0x40);
 	p->func.cfg[PCI_INTERRUPT_PIN] = 1; /* INTA#, for a guest without MSI-X */
 	r = pci_func_set_bar(&p->func, 0, VPCI_BAR_SIZE, false, bar_addr);
@@ -389,13 +389,13 @@ static uint32_t vpci_queue_read(struct vpci *p, uint32_t off)
 	case VIRTIO_PCI_COMMON_Q_DESCHI:
 		return (uint32_t)(q->desc >> 32);
 	case VIRTIO_PCI_COMMON_Q_AVAILLO:
-		return (uint32_t)q->driver;
+		return (uint32_t)q->avail;
 	case VIRTIO_PCI_COMMON_Q_AVAILHI:
-		return (uint32_t)(q->driver >> 32);
+		return (uint32_t)(q->avail >> 32);
 	case VIRTIO_PCI_COMMON_Q_USEDLO:
-		return (uint32_t)q->device;
+		return (uint32_t)q->used;
 	case VIRTIO_PCI_COMMON_Q_USEDHI:
-		return (uint32_t)(q->device >> 32);
+		return (uint32_t)(q->used >> 32);
 	}
 	return 0;
 }

@@ -38,7 +38,7 @@ static void vdev_clear(struct vdev *v)
 		q->size = q->max_size;
 		q->msix_vector = VDEV_NO_VECTOR;
 		q->enabled = false;
-		q->desc = q->driver = q->device = 0;
+		q->desc = q->avail = q->used = 0;
 	}
 	__atomic_store_n(&v->isr, 0, __ATOMIC_RELAXED);
 	/* Cleared last: a reset is what acknowledges it. */
@@ -52,7 +52,7 @@ int vdev_init(struct vdev *v, const struct vdev_ops *ops, void *impl,
 	uint16_t max;
 
 	if (!ops || !ops->features || !ops->num_queues ||
-	    !ops->queue_max_size || !ops->start || !ops->stop || !m)
+	    !ops->queue_max_size || !ops->activate || !ops->reset || !m)
 		return -EINVAL;
 	nq = ops->num_queues(impl);
 	max = ops->queue_max_size(impl);
@@ -88,10 +88,11 @@ uint8_t vdev_get_status(const struct vdev *v)
 
 void vdev_reset(struct vdev *v)
 {
-	/* stop() joins the iothreads: once it returns nothing touches guest
-	 * memory for this device, and only then does status read 0. */
+	/* reset() joins the device's threads: once it returns nothing
+	 * touches guest memory for this device, and only then does status
+	 * read 0. */
 	if (v->started)
-		v->ops->stop(v->impl);
+		v->ops->reset(v->impl);
 	vdev_clear(v);
 }
 
@@ -103,7 +104,7 @@ static bool vdev_features_ok(const struct vdev *v)
 }
 
 /* The driver may enable any subset of the queues (at least one):
- * start() gets them all and serves those with enabled set. */
+ * activate() gets them all and serves those with enabled set. */
 static unsigned int vdev_enabled_queues(const struct vdev *v)
 {
 	unsigned int n = 0;
@@ -113,15 +114,25 @@ static unsigned int vdev_enabled_queues(const struct vdev *v)
 	return n;
 }
 
-static void vdev_start(struct vdev *v)
+static void vdev_needs_reset(void *opaque)
 {
+	vdev_signal_needs_reset(opaque);
+}
+
+static void vdev_activate(struct vdev *v)
+{
+	struct vdev_activation a = {
+		.mem = v->mem, .features = v->driver_features,
+		.q = v->q, .nq = v->nq,
+		.needs_reset = vdev_needs_reset, .opaque = v,
+	};
 	int r;
 
 	if (!vdev_enabled_queues(v)) {
 		vdev_signal_needs_reset(v);
 		return;
 	}
-	r = v->ops->start(v->impl, v->mem, v->driver_features, v->q, v->nq);
+	r = v->ops->activate(v->impl, &a);
 	if (r < 0) {
 		vdev_signal_needs_reset(v);
 		return;
@@ -156,7 +167,7 @@ uint8_t vdev_set_status(struct vdev *v, uint8_t val)
 	v->status = val;
 	if ((val & VIRTIO_CONFIG_S_DRIVER_OK) && !v->started &&
 	    !(val & VIRTIO_CONFIG_S_FAILED) && !v->dma_off)
-		vdev_start(v);
+		vdev_activate(v);
 	return vdev_get_status(v);
 }
 
@@ -173,7 +184,7 @@ void vdev_set_dma(struct vdev *v, bool on)
 			vdev_signal_needs_reset(v);
 	} else if (on && (v->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
 		   !(v->status & VIRTIO_CONFIG_S_FAILED)) {
-		vdev_start(v); /* DRIVER_OK came while DMA was off */
+		vdev_activate(v); /* DRIVER_OK came while DMA was off */
 	}
 }
 
@@ -238,7 +249,7 @@ void vdev_queue_set_addr(struct vdev *v, unsigned int which, bool hi,
 
 	if (!q || which > 2)
 		return;
-	a = which == 0 ? &q->desc : which == 1 ? &q->driver : &q->device;
+	a = which == 0 ? &q->desc : which == 1 ? &q->avail : &q->used;
 	if (hi)
 		*a = (*a & 0xffffffffull) | ((uint64_t)val << 32);
 	else
@@ -259,8 +270,8 @@ static bool vdev_queue_ok(const struct vdev *v, const struct vdev_queue *q)
 	if (!is_pow2(q->size) || q->size > q->max_size)
 		return false;
 	return ring_ok(v, q->desc, 16 * n, 16) &&
-	       ring_ok(v, q->driver, 6 + 2 * n, 2) &&
-	       ring_ok(v, q->device, 6 + 8 * n, 4);
+	       ring_ok(v, q->avail, 6 + 2 * n, 2) &&
+	       ring_ok(v, q->used, 6 + 8 * n, 4);
 }
 
 void vdev_queue_enable(struct vdev *v)

@@ -13,17 +13,43 @@
 
 #define VDEV_MAX_QUEUES 16
 
+/* One virtqueue, from the transport's registers to the device's ring:
+ * the driver programs it, the device serves it once activated.  The
+ * ring addresses keep the names of the split ring (virtio 1.2, 2.7) and
+ * of the queue_desc/queue_avail/queue_used registers: the avail ring is
+ * the driver area, the used ring the device area. */
 struct vdev_queue {
 	uint16_t size;        /* set by the driver, <= max_size */
 	uint16_t max_size;
 	uint16_t msix_vector;
-	bool enabled;
-	uint64_t desc, driver, device;
-	int kick_fd, call_fd; /* owned by the transport */
+	bool enabled;         /* the driver enabled it: the device serves it */
+	uint64_t desc, avail, used; /* guest-physical ring addresses */
+	int kick_fd;          /* eventfd the driver's kicks arrive on */
+	int call_fd;          /* eventfd the device signals to interrupt */
 };
 
+/* What a device receives when the driver sets DRIVER_OK (as Cloud
+ * Hypervisor's and Firecracker's devices do at activate()): guest
+ * memory, the negotiated features, its queues, and the means to ask for
+ * a reset.  The device copies what it keeps: none of it outlives the
+ * call. */
+struct vdev_activation {
+	const struct gmem *mem;
+	uint64_t features;           /* negotiated */
+	const struct vdev_queue *q;  /* every queue; served: those enabled */
+	unsigned int nq;
+	/* Any thread of the device, once a ring is broken: the transport
+	 * sets DEVICE_NEEDS_RESET and sends a config interrupt. */
+	void (*needs_reset)(void *opaque);
+	void *opaque;
+};
+
+/* A device type, as the transport drives it.  impl is the device. */
 struct vdev_ops {
 	uint32_t device_id;                       /* VIRTIO_ID_* */
+	/* The class code a PCI transport shows: base class, subclass and
+	 * programming interface, 0xBBSSPP. */
+	uint32_t pci_class;
 	uint64_t (*features)(void *impl);          /* offered */
 	unsigned int (*num_queues)(void *impl);
 	uint16_t (*queue_max_size)(void *impl);
@@ -31,14 +57,14 @@ struct vdev_ops {
 	void (*config_read)(void *impl, uint32_t off, void *buf, uint32_t len);
 	void (*config_write)(void *impl, uint32_t off, const void *buf,
 			     uint32_t len);
-	/* DRIVER_OK with the queues the driver enabled.  0 or -errno. */
-	int (*start)(void *impl, const struct gmem *m, uint64_t features,
-		     const struct vdev_queue *q, unsigned int nq);
+	/* DRIVER_OK: serve the queues the driver enabled.  0 or -errno (then
+	 * nothing runs, and the transport sets DEVICE_NEEDS_RESET). */
+	int (*activate)(void *impl, const struct vdev_activation *a);
 	/* Reset: returns once no thread touches guest memory for it. */
-	void (*stop)(void *impl);
+	void (*reset)(void *impl);
 	/* Bus mastering off: finish what is in flight, then touch guest
 	 * memory no more (no interrupt either) until resume(), which goes on
-	 * where pause() left off.  May be NULL when start() needs no RAM. */
+	 * where pause() left off.  May be NULL when activate() needs no RAM. */
 	void (*pause)(void *impl);
 	int (*resume)(void *impl);
 };
@@ -77,7 +103,7 @@ int vdev_init(struct vdev *v, const struct vdev_ops *ops, void *impl,
 uint8_t vdev_get_status(const struct vdev *v);
 /* Driver writes the status register.  0 resets.  FEATURES_OK is
  * refused (stays clear) when the driver accepted features that were not
- * offered or left out VERSION_1; DRIVER_OK starts the device.  Returns
+ * offered or left out VERSION_1; DRIVER_OK activates the device.  Returns
  * the status as it now reads. */
 uint8_t vdev_set_status(struct vdev *v, uint8_t val);
 void vdev_reset(struct vdev *v);
@@ -90,16 +116,16 @@ struct vdev_queue *vdev_selected(struct vdev *v);
  * enabled, after DRIVER_OK, or for a queue that does not exist. */
 void vdev_queue_set_size(struct vdev *v, uint16_t size);
 void vdev_queue_set_addr(struct vdev *v, unsigned int which, bool hi,
-			 uint32_t val); /* which: 0 desc, 1 driver, 2 device */
+			 uint32_t val); /* which: 0 desc, 1 avail, 2 used */
 /* Enable: checks size and that the rings lie in RAM; refused if not. */
 void vdev_queue_enable(struct vdev *v);
 /* Any thread: the device needs a reset (sets the status bit, sends a
  * config interrupt). */
 void vdev_signal_needs_reset(struct vdev *v);
 /* The transport allows or forbids DMA (PCI: Bus Master Enable).  Off:
- * a started device is paused before this returns, and DRIVER_OK waits
- * until it is on again; on: a paused device resumes, a waiting one
- * starts. */
+ * an active device is paused before this returns, and DRIVER_OK waits
+ * until it is on again; on: a paused device resumes, a waiting one is
+ * activated. */
 void vdev_set_dma(struct vdev *v, bool on);
 /* ISR status, cleared by the read. */
 uint8_t vdev_read_isr(struct vdev *v);

@@ -9,7 +9,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "blk/blk_vdev.h"
 #include "host/sandbox.h"
 #include "host/log.h"
 
@@ -174,14 +173,6 @@ void vdisk_set_intx_gsi(struct vdisk *d, unsigned int gsi)
 		vdisk_intx_mode(d, true);
 }
 
-static void vdisk_needs_reset(void *opaque)
-{
-	struct vdisk *d = opaque;
-
-	pr_guest(VLOG_WARN, "virtio-blk: broken ring, device needs reset");
-	vdev_signal_needs_reset(&d->vdev);
-}
-
 static int vdisk_fds(struct vdisk *d)
 {
 	for (unsigned int i = 0; i < d->nq; i++) {
@@ -228,7 +219,7 @@ int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
 		return -errno;
 	}
 	cb.opaque = d;
-	r = vdev_init(&d->vdev, &blk_vdev_ops, blk, &vm->mem, vdisk_config_irq,
+	r = vdev_init(&d->vdev, &blk_dev_ops, blk, &vm->mem, vdisk_config_irq,
 		      d);
 	if (r)
 		goto fail;
@@ -239,7 +230,6 @@ int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
 	r = vpci_init(&d->pci, &d->vdev, &cb, bar);
 	if (r)
 		goto fail;
-	blk_dev_set_reset_hook(blk, vdisk_needs_reset, d);
 	/* BAR 0 is programmed but decoding is off until the guest enables
 	 * it; apply the initial (unmapped) state. */
 	*out = d;
@@ -255,7 +245,7 @@ static void vdisk_print_latency(const struct vdisk *d)
 {
 	char line[160];
 
-	for (unsigned int q = 0; q < blk_dev_num_queues(d->blk); q++) {
+	for (unsigned int q = 0; q < blk_dev_ops.num_queues(d->blk); q++) {
 		const struct lat_queue *l = blk_dev_latency(d->blk, q);
 
 		for (unsigned int s = 0; s < LAT_STAGES; s++) {
@@ -274,7 +264,7 @@ void vdisk_stop(struct vdisk *d)
 void vdisk_stats_json(struct vdisk *d, FILE *f)
 {
 	struct blk_stats st;
-	unsigned int nq = blk_dev_num_queues(d->blk);
+	unsigned int nq = blk_dev_ops.num_queues(d->blk);
 
 	blk_dev_stats(d->blk, &st);
 	fprintf(f, "{\"requests\": %llu, \"notifies\": %llu, "

@@ -6,7 +6,7 @@
  *    and then the reset hook ran; nothing hangs;
  *  - a batch without mutations comes back with used.len >= 1 and a valid
  *    status byte for every request (no valid chain is called bad);
- *  - after blk_dev_stop() every popped head was pushed (never loses a
+ *  - after blk_dev_ops.reset() every popped head was pushed (never loses a
  *    head), and a canary in guest RAM is intact.
  *
  * Input: a config byte, then operations (at most FZ_MAX_OPS).
@@ -94,7 +94,6 @@ static struct fzd *fz_global(void)
 
 		if (blk_dev_create(&o, &g.dev[i], msg, sizeof(msg)))
 			abort();
-		blk_dev_set_reset_hook(g.dev[i], fz_reset_hook, &g);
 	}
 	g.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	g.call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -152,9 +151,13 @@ static void fz_layout(struct run *r)
 
 static void fz_start(struct run *r, uint8_t cfg)
 {
-	struct blk_queue_cfg c = { .size = r->size, .kick_fd = r->g->kick_fd,
-				   .call_fd = r->g->call_fd };
-	uint64_t f = blk_dev_features(r->dev);
+	struct vdev_queue c = { .size = r->size, .enabled = true,
+				.kick_fd = r->g->kick_fd,
+				.call_fd = r->g->call_fd };
+	struct vdev_activation a = { .mem = &r->g->fm.gm, .q = &c, .nq = 1,
+				     .needs_reset = fz_reset_hook,
+				     .opaque = r->g };
+	uint64_t f = blk_dev_ops.features(r->dev);
 
 	if (!(cfg & 4))
 		f &= ~(1ull << VIRTIO_RING_F_EVENT_IDX);
@@ -166,7 +169,8 @@ static void fz_start(struct run *r, uint8_t cfg)
 	drv_vq_addrs(&r->drv, &c.desc, &c.avail, &c.used);
 	blk_dev_stats(r->dev, &r->base);
 	r->resets0 = __atomic_load_n(&r->g->resets, __ATOMIC_SEQ_CST);
-	CHECK(blk_dev_start(r->dev, &r->g->fm.gm, f, &c, 1) == 0);
+	a.features = f;
+	CHECK(blk_dev_ops.activate(r->dev, &a) == 0);
 }
 
 /* --- batches ---------------------------------------------------------- */
@@ -392,7 +396,7 @@ static void fz_finish(struct run *r)
 
 	if (!r->broken)
 		fz_flush(r);
-	blk_dev_stop(r->dev);
+	blk_dev_ops.reset(r->dev);
 	blk_dev_stats(r->dev, &s);
 	/* Never loses a head: every popped head is in the used ring. */
 	CHECK(s.requests - r->base.requests == fz_used_idx(r));

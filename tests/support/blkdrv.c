@@ -37,16 +37,32 @@ void blkdrv_q_close(struct blkdrv_q *q)
 	q->kick_fd = q->call_fd = -1;
 }
 
-struct blk_queue_cfg blkdrv_q_cfg(const struct blkdrv_q *q)
+struct vdev_queue blkdrv_q_vdev(const struct blkdrv_q *q)
 {
-	struct blk_queue_cfg c = {
+	struct vdev_queue c = {
 		.size = q->vq.size,
+		.max_size = q->vq.size,
+		.msix_vector = VDEV_NO_VECTOR,
+		.enabled = true,
 		.kick_fd = q->kick_fd,
 		.call_fd = q->call_fd,
 	};
 
 	drv_vq_addrs(&q->vq, &c.desc, &c.avail, &c.used);
 	return c;
+}
+
+int blkdrv_activate(struct blk_dev *d, const struct gmem *m,
+		    uint64_t features, const struct vdev_queue *q,
+		    unsigned int nq, void (*needs_reset)(void *opaque),
+		    void *opaque)
+{
+	struct vdev_activation a = {
+		.mem = m, .features = features, .q = q, .nq = nq,
+		.needs_reset = needs_reset, .opaque = opaque,
+	};
+
+	return blk_dev_ops.activate(d, &a);
 }
 
 int blkdrv_add(struct blkdrv_q *q, uint32_t type, uint64_t sector,

@@ -17,8 +17,16 @@ struct blkdrv_q {
 int blkdrv_q_init(struct blkdrv_q *q, struct fakemem *fm, uint16_t size,
 		  bool event_idx);
 void blkdrv_q_close(struct blkdrv_q *q);
-/* The device-side view of this queue, for blk_dev_start(). */
-struct blk_queue_cfg blkdrv_q_cfg(const struct blkdrv_q *q);
+/* This queue as a transport hands it to the device: enabled, with its
+ * rings and eventfds. */
+struct vdev_queue blkdrv_q_vdev(const struct blkdrv_q *q);
+/* Activate d as the transport does at DRIVER_OK (blk_dev_ops.activate):
+ * features as negotiated, queues q[0..nq), and needs_reset(opaque)
+ * called by an iothread whose ring broke (NULL: nothing to call). */
+int blkdrv_activate(struct blk_dev *d, const struct gmem *m,
+		    uint64_t features, const struct vdev_queue *q,
+		    unsigned int nq, void (*needs_reset)(void *opaque),
+		    void *opaque);
 
 /* Add a request: header, the data buffers, a status byte.  Returns the
  * head or -ENOSPC.  The status byte is preset to 0xff. */

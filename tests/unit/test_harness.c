@@ -8,7 +8,7 @@
  * two overlapping requests in flight, so the outcome is deterministic:
  * every read must equal the model, at the end the whole disk is read
  * back through the device and compared, and for the file backend the
- * file itself is read with pread() after blk_dev_stop().  Discarded
+ * file itself is read with pread() after blk_dev_ops.reset().  Discarded
  * sectors may read back as zeroes or as what they held before.
  *
  * The functional tests exercise each request type on both backends:
@@ -151,7 +151,7 @@ static int fx_open(struct fx *f, enum be be, bool ro, bool batch,
 /* Start nq queues with the device's features minus drop. */
 static void fx_start(struct fx *f, unsigned int nq, uint64_t drop)
 {
-	struct blk_queue_cfg c[HQ];
+	struct vdev_queue c[HQ];
 	bool evidx = !(drop & FEAT_EVENT_IDX);
 
 	assert_int_equal(fakemem_create(&f->fm, 1ull << 32, 40u << 20), 0);
@@ -167,11 +167,12 @@ static void fx_start(struct fx *f, unsigned int nq, uint64_t drop)
 				fakemem_alloc(&f->fm, 16u * 1024, 16);
 			assert_true(f->q[i].vq.indirect_gpa[h] != 0);
 		}
-		c[i] = blkdrv_q_cfg(&f->q[i]);
+		c[i] = blkdrv_q_vdev(&f->q[i]);
 	}
 	f->nq = nq;
-	assert_int_equal(blk_dev_start(f->d, &f->fm.gm,
-				       blk_dev_features(f->d) & ~drop, c, nq),
+	assert_int_equal(blkdrv_activate(f->d, &f->fm.gm,
+					 blk_dev_ops.features(f->d) & ~drop, c,
+					 nq, NULL, NULL),
 			 0);
 	f->started = true;
 }
@@ -180,7 +181,7 @@ static void fx_stop(struct fx *f)
 {
 	if (!f->started)
 		return;
-	blk_dev_stop(f->d);
+	blk_dev_ops.reset(f->d);
 	for (unsigned int i = 0; i < f->nq; i++)
 		blkdrv_q_close(&f->q[i]);
 	fakemem_destroy(&f->fm);
@@ -308,7 +309,7 @@ static void test_flush(void **state)
 
 	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
 	fx_start(f, 1, 0);
-	assert_true(blk_dev_features(f->d) & (1ull << VIRTIO_BLK_F_FLUSH));
+	assert_true(blk_dev_ops.features(f->d) & (1ull << VIRTIO_BLK_F_FLUSH));
 	assert_int_equal(wr(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
 	assert_int_equal(req(f, 0, VIRTIO_BLK_T_FLUSH, 0, 0, false, 1, false,
 			     &used),
@@ -360,7 +361,7 @@ static void test_indirect_only_negotiated(void **state)
 	struct fx *f = *state;
 
 	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
-	assert_true(blk_dev_features(f->d) &
+	assert_true(blk_dev_ops.features(f->d) &
 		    (1ull << VIRTIO_RING_F_INDIRECT_DESC));
 	fx_start(f, 1, 0);
 	rw_roundtrip(f, true, true);
@@ -411,7 +412,7 @@ static void test_discard_write_zeroes(void **state)
 
 	assert_non_null(pat);
 	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
-	feat = blk_dev_features(f->d);
+	feat = blk_dev_ops.features(f->d);
 	assert_true(feat & (1ull << VIRTIO_BLK_F_DISCARD));
 	assert_true(feat & (1ull << VIRTIO_BLK_F_WRITE_ZEROES));
 	fx_start(f, 1, 0);
@@ -472,7 +473,7 @@ static void test_read_only(void **state)
 
 	assert_true(before && after);
 	assert_int_equal(fx_open(f, cfg->be, true, false, 7), 0);
-	feat = blk_dev_features(f->d);
+	feat = blk_dev_ops.features(f->d);
 	assert_true(feat & (1ull << VIRTIO_BLK_F_RO));
 	assert_false(feat & (1ull << VIRTIO_BLK_F_DISCARD));
 	assert_false(feat & (1ull << VIRTIO_BLK_F_WRITE_ZEROES));
@@ -565,7 +566,7 @@ static void test_event_idx(void **state)
 static void test_queue_subset(void **state)
 {
 	struct fx *f = *state;
-	struct blk_queue_cfg c[2];
+	struct vdev_queue c[2];
 	uint32_t used = 0;
 
 	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
@@ -574,12 +575,13 @@ static void test_queue_subset(void **state)
 		assert_int_equal(blkdrv_q_init(&f->q[i], &f->fm, HQSIZE, true),
 				 0);
 		f->buf[i] = fakemem_alloc(&f->fm, (size_t)HQSIZE * HBUF, 4096);
-		c[i] = blkdrv_q_cfg(&f->q[i]);
+		c[i] = blkdrv_q_vdev(&f->q[i]);
 	}
-	c[0].size = 0; /* not enabled */
+	c[0].enabled = false;
 	f->nq = 2;
-	assert_int_equal(blk_dev_start(f->d, &f->fm.gm, blk_dev_features(f->d),
-				       c, 2), 0);
+	assert_int_equal(blkdrv_activate(f->d, &f->fm.gm,
+					 blk_dev_ops.features(f->d), c, 2, NULL,
+					 NULL), 0);
 	f->started = true;
 	assert_int_equal(req(f, 1, VIRTIO_BLK_T_IN, 0, 4096, true, 1, false,
 			     &used), VIRTIO_BLK_S_OK);
@@ -662,7 +664,7 @@ static void test_pause_resume(void **state)
 	assert_int_equal(fx_open(f, cfg->be, false, false, 5), 0);
 	fx_start(f, 1, 0);
 	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
-	blk_dev_pause(f->d);
+	blk_dev_ops.pause(f->d);
 	while (blkdrv_wait_irq(&f->q[0], 0))
 		; /* forget interrupts from before the pause */
 	buf = hva(f, f->buf[0]);
@@ -675,7 +677,7 @@ static void test_pause_resume(void **state)
 	assert_int_equal(drv_vq_get_used(&f->q[0].vq, &head, &len), 0);
 	assert_int_equal(blkdrv_status(&f->q[0], (uint16_t)h), 0xff);
 	assert_int_equal(buf[0], 0xee);
-	assert_int_equal(blk_dev_resume(f->d), 0);
+	assert_int_equal(blk_dev_ops.resume(f->d), 0);
 	assert_int_equal(blkdrv_wait_irq(&f->q[0], 2000), 1);
 	assert_int_equal(drv_vq_get_used(&f->q[0].vq, &head, &len), 1);
 	assert_int_equal(head, h);
@@ -758,7 +760,7 @@ static void test_reset_bounded(void **state)
 	assert_int_equal(pthread_create(&th, NULL, refill_main, &r), 0);
 	nanosleep(&pause, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	blk_dev_stop(f->d);
+	blk_dev_ops.reset(f->d);
 	ms = ms_since(&t0);
 	__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
@@ -786,7 +788,7 @@ static void test_reset_while_polling(void **state)
 	fx_start(f, 1, 0);
 	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	blk_dev_stop(f->d);
+	blk_dev_ops.reset(f->d);
 	ms = ms_since(&t0);
 	print_message("reset while polling took %llu ms\n",
 		      (unsigned long long)ms);

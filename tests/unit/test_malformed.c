@@ -1,5 +1,5 @@
 /* The malformed-input suite over the real device: blk_dev_create with a
- * RAM disk and with a file, blk_dev_start over driver-side rings in fake
+ * RAM disk and with a file, blk_dev_ops.activate over driver-side rings in fake
  * guest RAM (guard pages on both sides), real iothreads.  Each test runs
  * three times: on a RAM disk, on a file in /tmp (io_uring) and on a file
  * in /dev/shm (tmpfs: served synchronously by the file backend).  Every
@@ -207,7 +207,6 @@ static void mt_create(struct mt *t, bool ro, bool batch)
 	t->d = NULL;
 	if (blk_dev_create(&o, &t->d, msg, sizeof(msg)))
 		fail_msg("blk_dev_create: %s", msg);
-	blk_dev_set_reset_hook(t->d, reset_hook, t);
 }
 
 static void rings_reset(struct mt *t, unsigned int qi)
@@ -221,23 +220,23 @@ static void rings_reset(struct mt *t, unsigned int qi)
 }
 
 static int mt_try_start(struct mt *t, unsigned int nq, uint64_t clear,
-			struct blk_queue_cfg *c)
+			struct vdev_queue *c)
 {
-	uint64_t f = blk_dev_features(t->d) & ~clear;
+	uint64_t f = blk_dev_ops.features(t->d) & ~clear;
 
 	blk_dev_stats(t->d, &t->base);
-	return blk_dev_start(t->d, &t->fm.gm, f, c, nq);
+	return blkdrv_activate(t->d, &t->fm.gm, f, c, nq, reset_hook, t);
 }
 
 /* Fresh rings on nq queues, started with the offered features less
  * clear. */
 static void mt_start(struct mt *t, unsigned int nq, uint64_t clear)
 {
-	struct blk_queue_cfg c[NQ];
+	struct vdev_queue c[NQ];
 
 	for (unsigned int i = 0; i < nq; i++) {
 		rings_reset(t, i);
-		c[i] = blkdrv_q_cfg(&t->q[i]);
+		c[i] = blkdrv_q_vdev(&t->q[i]);
 	}
 	assert_int_equal(mt_try_start(t, nq, clear, c), 0);
 	t->nq = nq;
@@ -472,14 +471,14 @@ static void check_disk(struct mt *t)
 			fail_msg("disk differs in [%llu, +%u)",
 				 (unsigned long long)off, chunk);
 	}
-	blk_dev_stop(t->d);
+	blk_dev_ops.reset(t->d);
 	if (t->file)
 		check_file(t);
 }
 
 static void mt_finish(struct mt *t)
 {
-	blk_dev_stop(t->d);
+	blk_dev_ops.reset(t->d);
 	check_stats(t);
 	check_canary(t);
 	t->want = (struct blk_stats){ 0 };
@@ -553,7 +552,7 @@ static void test_req_read_only(void **state)
 	uint32_t used;
 
 	mt_up(t, true, 0);
-	assert_true(blk_dev_features(t->d) & (1ull << VIRTIO_BLK_F_RO));
+	assert_true(blk_dev_ops.features(t->d) & (1ull << VIRTIO_BLK_F_RO));
 	expect_status(t, VIRTIO_BLK_T_OUT, 0, 4096, VIRTIO_BLK_S_IOERR);
 	expect_status(t, VIRTIO_BLK_T_OUT, 100, 512, VIRTIO_BLK_S_IOERR);
 	/* Not offered on a read-only disk, so not negotiated. */
@@ -1020,19 +1019,19 @@ static void test_ring_head_reused(void **state)
 static void bad_start(struct mt *t, unsigned int qi, size_t field,
 		      uint64_t val)
 {
-	struct blk_queue_cfg c[NQ];
+	struct vdev_queue c[NQ];
 
 	for (unsigned int i = 0; i < NQ; i++) {
 		rings_reset(t, i);
-		c[i] = blkdrv_q_cfg(&t->q[i]);
+		c[i] = blkdrv_q_vdev(&t->q[i]);
 	}
 	memcpy((char *)&c[qi] + field, &val, sizeof(val));
 	assert_int_equal(mt_try_start(t, NQ, 0, c), -EFAULT);
 }
 
-#define DESC offsetof(struct blk_queue_cfg, desc)
-#define AVAIL offsetof(struct blk_queue_cfg, avail)
-#define USED offsetof(struct blk_queue_cfg, used)
+#define DESC offsetof(struct vdev_queue, desc)
+#define AVAIL offsetof(struct vdev_queue, avail)
+#define USED offsetof(struct vdev_queue, used)
 
 static void test_ring_outside_ram_at_start(void **state)
 {
@@ -1041,7 +1040,7 @@ static void test_ring_outside_ram_at_start(void **state)
 
 	mt_create(t, false, false);
 	for (unsigned int qi = 0; qi < NQ; qi++) {
-		struct blk_queue_cfg c = blkdrv_q_cfg(&t->q[qi]);
+		struct vdev_queue c = blkdrv_q_vdev(&t->q[qi]);
 
 		bad_start(t, qi, DESC, end - 16 * QSIZE + 16);
 		bad_start(t, qi, DESC, 0);
@@ -1141,7 +1140,7 @@ static void stop_with_pending(struct mt *t, unsigned int round)
 	publish_writes(t, 0, QSIZE - 1);
 	publish_writes(t, 1, QSIZE);
 	nanosleep(&ts, NULL);
-	blk_dev_stop(t->d);
+	blk_dev_ops.reset(t->d);
 	check_stats(t);
 	account_writes(t, 0);
 	account_writes(t, 1);
@@ -1153,7 +1152,7 @@ static void test_stop_never_loses_a_head(void **state)
 
 	for (unsigned int round = 0; round < 20; round++) {
 		/* batch=on publishes once per pass: the last pass is the
-		 * one blk_dev_stop() makes. */
+		 * one blk_dev_ops.reset() makes. */
 		if (round % 10 == 0)
 			mt_create(t, false, round >= 10);
 		stop_with_pending(t, round);

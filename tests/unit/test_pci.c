@@ -19,10 +19,12 @@
 #define RAM_SIZE (1u << 20)
 #define BAR 0xc0000000u
 #define NQ 2
+#define FAKE_CLASS 0x0c0330u /* not a disk's: the device's own class */
 
 struct fake {
 	uint8_t cfg[16];
 	int starts, stops, pauses, resumes;
+	uint64_t ring[3]; /* queue 0's desc, avail, used at activation */
 	/* callbacks seen */
 	int routes;
 	bool on[VPCI_MAX_SRC];
@@ -60,23 +62,27 @@ static void f_cfgwrite(void *impl, uint32_t off, const void *buf, uint32_t len)
 	memcpy(((struct fake *)impl)->cfg + off, buf, len);
 }
 
-static int f_start(void *impl, const struct gmem *m, uint64_t features,
-		   const struct vdev_queue *q, unsigned int nq)
+static int f_activate(void *impl, const struct vdev_activation *a)
 {
-	(void)m, (void)features, (void)q, (void)nq;
-	((struct fake *)impl)->starts++;
+	struct fake *f = impl;
+
+	f->starts++;
+	f->ring[0] = a->q[0].desc;
+	f->ring[1] = a->q[0].avail;
+	f->ring[2] = a->q[0].used;
 	return 0;
 }
 
-static void f_stop(void *impl) { ((struct fake *)impl)->stops++; }
+static void f_reset(void *impl) { ((struct fake *)impl)->stops++; }
 static void f_pause(void *impl) { ((struct fake *)impl)->pauses++; }
 static int f_resume(void *impl) { ((struct fake *)impl)->resumes++; return 0; }
 
 static const struct vdev_ops ops = {
-	.device_id = 2, .features = f_features, .num_queues = f_nq,
-	.queue_max_size = f_qmax, .config_size = f_cfgsize,
+	.device_id = 2, .pci_class = FAKE_CLASS, .features = f_features,
+	.num_queues = f_nq, .queue_max_size = f_qmax, .config_size = f_cfgsize,
 	.config_read = f_cfgread, .config_write = f_cfgwrite,
-	.start = f_start, .stop = f_stop, .pause = f_pause, .resume = f_resume,
+	.activate = f_activate, .reset = f_reset, .pause = f_pause,
+	.resume = f_resume,
 };
 
 static void cb_route(void *o, unsigned int src, bool on, uint64_t addr,
@@ -193,6 +199,9 @@ static void test_ids_and_header(void **state)
 	assert_int_equal(vpci_cfg_read(&c->p, PCI_VENDOR_ID, 2), 0x1af4);
 	assert_int_equal(vpci_cfg_read(&c->p, PCI_DEVICE_ID, 2), 0x1042);
 	assert_int_equal(vpci_cfg_read(&c->p, PCI_REVISION_ID, 1), 1);
+	/* The class code is the device's, not the transport's. */
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_CLASS_REVISION, 4),
+			 FAKE_CLASS << 8 | 1);
 	assert_true(vpci_cfg_read(&c->p, PCI_STATUS, 2) & PCI_STATUS_CAP_LIST);
 	assert_int_equal(vpci_cfg_read(&c->p, PCI_SUBSYSTEM_ID, 2), 0x40);
 	/* read-only fields ignore writes */
@@ -294,7 +303,7 @@ static void test_common_cfg(void **state)
 	/* a 64-bit access is split into two halves */
 	uint64_t v = 0x3000;
 	vpci_bar_write(&c->p, VIRTIO_PCI_COMMON_Q_USEDLO, &v, 8);
-	assert_int_equal(c->v.q[1].device, 0x3000);
+	assert_int_equal(c->v.q[1].used, 0x3000);
 	/* wrong width for the field: ignored */
 	wr(c, VIRTIO_PCI_COMMON_Q_SELECT, 4, 0);
 	assert_int_equal(c->v.queue_select, 1);
@@ -346,6 +355,10 @@ static void test_bus_master_gates_dma(void **state)
 	vpci_cfg_write(&c->p, PCI_COMMAND, 2,
 		       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	assert_int_equal(c->f.starts, 1);
+	/* Each ring reaches the device under its register's name. */
+	assert_int_equal(c->f.ring[0], 0x10000);
+	assert_int_equal(c->f.ring[1], 0x11000);
+	assert_int_equal(c->f.ring[2], 0x12000);
 	vpci_cfg_write(&c->p, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
 	assert_int_equal(c->f.pauses, 1);
 	vpci_cfg_write(&c->p, PCI_COMMAND, 2, PCI_COMMAND_MEMORY); /* again */

@@ -351,7 +351,7 @@ static void device_run(const void *arg)
 	struct blk_opts o = { .ram_size = DISK, .queues = 2,
 			      .poll_us = BLK_POLL_US_DEFAULT,
 			      .engine = dc->engine };
-	struct blk_queue_cfg qc[2];
+	struct vdev_queue qc[2];
 	struct blkdrv_q rq[2][2]; /* per round: made before the filter */
 	struct fakemem fm;
 	struct blk_dev *d;
@@ -387,8 +387,9 @@ static void device_run(const void *arg)
 		struct blkdrv_q *q = rq[round];
 
 		for (int i = 0; i < 2; i++)
-			qc[i] = blkdrv_q_cfg(&q[i]);
-		if (blk_dev_start(d, &fm.gm, blk_dev_features(d), qc, 2))
+			qc[i] = blkdrv_q_vdev(&q[i]);
+		if (blkdrv_activate(d, &fm.gm, blk_dev_ops.features(d), qc, 2,
+				    NULL, NULL))
 			_exit(34);
 		for (int i = 0; i < 2; i++) {
 			struct blkdrv_q *bq = &q[i];
@@ -401,7 +402,7 @@ static void device_run(const void *arg)
 			st[3] = one(bq, VIRTIO_BLK_T_GET_ID, 0, buf + 16384,
 				    20, true);
 			st[4] = st[5] = VIRTIO_BLK_S_OK;
-			if (blk_dev_features(d) &
+			if (blk_dev_ops.features(d) &
 			    (1ull << VIRTIO_BLK_F_DISCARD)) {
 				struct virtio_blk_discard_write_zeroes *s =
 					fakemem_hva(&fm, buf + 32768);
@@ -424,7 +425,7 @@ static void device_run(const void *arg)
 				   fakemem_hva(&fm, buf + 8192), 4096))
 				_exit(36);
 		}
-		blk_dev_stop(d); /* the driver's reset */
+		blk_dev_ops.reset(d); /* the driver's reset */
 	}
 	blk_dev_destroy(d);
 }

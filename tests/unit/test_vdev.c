@@ -31,6 +31,8 @@ struct fake {
 	bool running; /* start()ed and not stop()ped */
 	int pauses, resumes;
 	int config_irqs;
+	void (*needs_reset)(void *opaque); /* as given at activation */
+	void *reset_opaque;
 };
 
 struct ctx {
@@ -44,25 +46,25 @@ static uint64_t f_features(void *impl) { return ((struct fake *)impl)->features;
 static unsigned int f_nq(void *impl) { return ((struct fake *)impl)->nq; }
 static uint16_t f_qmax(void *impl) { (void)impl; return QMAX; }
 
-static int f_start(void *impl, const struct gmem *m, uint64_t features,
-		   const struct vdev_queue *q, unsigned int nq)
+static int f_activate(void *impl, const struct vdev_activation *a)
 {
 	struct fake *f = impl;
 
-	(void)m;
 	f->starts++;
-	f->started_nq = nq;
+	f->started_nq = a->nq;
 	f->started_enabled = 0;
-	for (unsigned int i = 0; i < nq; i++)
-		f->started_enabled |= (unsigned int)q[i].enabled << i;
-	f->started_features = features;
+	for (unsigned int i = 0; i < a->nq; i++)
+		f->started_enabled |= (unsigned int)a->q[i].enabled << i;
+	f->started_features = a->features;
+	f->needs_reset = a->needs_reset;
+	f->reset_opaque = a->opaque;
 	if (f->start_ret)
 		return f->start_ret;
 	f->running = true;
 	return 0;
 }
 
-static void f_stop(void *impl)
+static void f_reset(void *impl)
 {
 	struct fake *f = impl;
 
@@ -92,8 +94,8 @@ static const struct vdev_ops fake_ops = {
 	.features = f_features,
 	.num_queues = f_nq,
 	.queue_max_size = f_qmax,
-	.start = f_start,
-	.stop = f_stop,
+	.activate = f_activate,
+	.reset = f_reset,
 	.pause = f_pause,
 	.resume = f_resume,
 };
@@ -239,6 +241,13 @@ static void test_driver_ok_starts_with_queues(void **state)
 	c->v.queue_select = 0;
 	vdev_queue_set_size(&c->v, 64);
 	assert_int_equal(c->v.q[0].size, 128);
+	/* What activation gave the device asks for a reset: the status
+	 * bit and one config interrupt, however often it is asked. */
+	assert_non_null(c->f.needs_reset);
+	c->f.needs_reset(c->f.reset_opaque);
+	c->f.needs_reset(c->f.reset_opaque);
+	assert_true(vdev_get_status(&c->v) & VIRTIO_CONFIG_S_NEEDS_RESET);
+	assert_int_equal(c->f.config_irqs, 1);
 }
 
 /* DMA off (PCI bus mastering): DRIVER_OK waits for it; turning it off
