@@ -52,40 +52,77 @@ static int blk_opt_uint(const char *v, unsigned long lo, unsigned long hi,
 	return 0;
 }
 
-static int blk_opt_one(char *opt, struct blk_opts *o, bool ram)
-{
-	char *v = strchr(opt, '=');
+/* The options a disk spec may name, each at most once. */
+enum blk_opt { OPT_RO, OPT_DIRECT, OPT_BATCH, OPT_QUEUES, OPT_POLL,
+	       OPT_ENGINE, OPT_SERIAL, OPT_COUNT };
 
-	if (v)
-		*v++ = '\0';
-	if (!strcmp(opt, "ro") && !v && !ram)
+static const char *const blk_opt_name[OPT_COUNT] = {
+	[OPT_RO] = "ro", [OPT_DIRECT] = "direct", [OPT_BATCH] = "batch",
+	[OPT_QUEUES] = "queues", [OPT_POLL] = "poll", [OPT_ENGINE] = "engine",
+	[OPT_SERIAL] = "serial",
+};
+
+/* Which option opt names (the part before any '='), or OPT_COUNT. */
+static enum blk_opt blk_opt_find(const char *opt)
+{
+	size_t n = strcspn(opt, "=");
+
+	for (unsigned int i = 0; i < OPT_COUNT; i++)
+		if (strlen(blk_opt_name[i]) == n &&
+		    !strncmp(opt, blk_opt_name[i], n))
+			return (enum blk_opt)i;
+	return OPT_COUNT;
+}
+
+/* Option which, with value v (NULL: none given).  0 or -EINVAL. */
+static int blk_opt_set(enum blk_opt which, const char *v, struct blk_opts *o,
+		       bool ram)
+{
+	switch (which) {
+	case OPT_RO:
 		o->ro = true;
-	else if (!strcmp(opt, "direct") && !v && !ram)
+		return !v && !ram ? 0 : -EINVAL;
+	case OPT_DIRECT:
 		o->direct = true;
-	else if (!strcmp(opt, "batch") && v && !strcmp(v, "on"))
-		o->batch = true;
-	else if (!strcmp(opt, "batch") && v && !strcmp(v, "off"))
-		o->batch = false;
-	else if (!strcmp(opt, "queues") && v)
-		return blk_opt_uint(v, 1, BLK_MAX_QUEUES, &o->queues);
-	else if (!strcmp(opt, "poll") && v)
-		return blk_opt_uint(v, 0, BLK_POLL_US_MAX, &o->poll_us);
-	else if (!strcmp(opt, "engine") && v && !strcmp(v, "uring") && !ram)
-		o->engine = BLK_ENGINE_URING;
-	else if (!strcmp(opt, "engine") && v && !strcmp(v, "sync") && !ram)
-		o->engine = BLK_ENGINE_SYNC;
-	else if (!strcmp(opt, "serial") && v && *v && strlen(v) <= BLK_ID_BYTES)
-		strcpy(o->serial, v);
-	else
+		return !v && !ram ? 0 : -EINVAL;
+	case OPT_BATCH:
+		if (v && (!strcmp(v, "on") || !strcmp(v, "off"))) {
+			o->batch = !strcmp(v, "on");
+			return 0;
+		}
 		return -EINVAL;
-	return 0;
+	case OPT_QUEUES:
+		return v ? blk_opt_uint(v, 1, BLK_MAX_QUEUES, &o->queues)
+			 : -EINVAL;
+	case OPT_POLL:
+		return v ? blk_opt_uint(v, 0, BLK_POLL_US_MAX, &o->poll_us)
+			 : -EINVAL;
+	case OPT_ENGINE:
+		if (!v || ram)
+			return -EINVAL;
+		if (!strcmp(v, "uring"))
+			o->engine = BLK_ENGINE_URING;
+		else if (!strcmp(v, "sync"))
+			o->engine = BLK_ENGINE_SYNC;
+		else
+			return -EINVAL;
+		return 0;
+	case OPT_SERIAL:
+		if (!v || !*v || strlen(v) > BLK_ID_BYTES)
+			return -EINVAL;
+		strcpy(o->serial, v);
+		return 0;
+	case OPT_COUNT:
+		break;
+	}
+	return -EINVAL;
 }
 
 int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 		   unsigned int msglen)
 {
 	char *opt, *rest = spec, *first;
-	char seen[256] = ","; /* ",name,name," of the options so far */
+	unsigned int seen = 0; /* bit per enum blk_opt */
 	bool ram;
 
 	memset(o, 0, sizeof(*o));
@@ -101,20 +138,17 @@ int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 	if (!ram)
 		o->path = first;
 	while ((opt = strsep(&rest, ","))) {
-		char copy[64], name[64];
+		enum blk_opt which = blk_opt_find(opt);
+		char *v = strchr(opt, '=');
 
-		snprintf(copy, sizeof(copy), "%s", opt);
 		/* The same option twice is refused, not silently the last. */
-		snprintf(name, sizeof(name), ",%.*s,", (int)strcspn(opt, "="),
-			 opt);
-		if (strstr(seen, name))
+		if (which != OPT_COUNT && (seen & 1u << which))
 			return blk_opt_err(msg, msglen, "disk option given twice",
-					   copy);
-		if (strlen(seen) + strlen(name) < sizeof(seen))
-			strcat(seen, name + 1);
-		if (blk_opt_one(opt, o, ram))
-			return blk_opt_err(msg, msglen, "bad disk option",
-					   copy);
+					   opt);
+		if (which == OPT_COUNT ||
+		    blk_opt_set(which, v ? v + 1 : NULL, o, ram))
+			return blk_opt_err(msg, msglen, "bad disk option", opt);
+		seen |= 1u << which;
 	}
 	return 0;
 }

@@ -21,6 +21,29 @@
 #define VMM_VERSION "0.1.0"
 #define MAX_IMAGE (1ull << 31) /* kernel or initrd: 2 GiB at most */
 
+/* Every status the process can end with, for both commands: each
+ * VMM_EXIT_* (vmm/machine.h) that run, probe or the command line returns,
+ * and the signals run shuts down on.  tests/smoke/run.sh checks that
+ * each one is listed. */
+#define USAGE_EXIT_STATUS                                                    \
+	"Exit status:\n"                                                     \
+	"  0    run: the guest reset or powered off the machine (reboot=k),\n" \
+	"       or Ctrl-A x; probe: KVM runs guests at hardware speed;\n"     \
+	"       --help, --version\n"                                          \
+	"  1    host-side failure (KVM, resources, threads, the sandbox's\n"  \
+	"       set-up); probe: KVM cannot be used\n"                         \
+	"  2    bad command line or input file (kernel, initrd, disk,\n"      \
+	"       sizes): one line \"vmm: ...\" and no file changed\n"           \
+	"  3    run: the guest panicked (pvpanic, or KVM's crash event)\n"    \
+	"  4    run: triple fault\n"                                          \
+	"  5    run: KVM internal error, failed entry or an exit the VMM\n"   \
+	"       cannot handle\n"                                              \
+	"  6    probe: KVM works but only by emulation (too slow for a\n"     \
+	"       Linux guest: use the test host)\n"                            \
+	"  7    run: the sandbox stopped a system call outside its\n"         \
+	"       thread's list\n"                                              \
+	"  130, 143  run: stopped by SIGINT, SIGTERM (shut down cleanly)\n"
+
 static const char usage_main[] =
 	"Usage: vmm COMMAND [OPTION]...\n"
 	"A small KVM virtual machine monitor with fast virtio-blk disks.\n"
@@ -32,10 +55,7 @@ static const char usage_main[] =
 	"Options:\n"
 	"  -h, --help     show this help and exit\n"
 	"  -V, --version  show the version and exit\n"
-	"\n"
-	"Exit status: see 'vmm run --help' for run; probe exits 0 when KVM\n"
-	"runs guests at hardware speed, 6 when it works but is emulated (too\n"
-	"slow for a Linux guest), 1 when KVM cannot be used, 2 on bad usage.\n";
+	"\n" USAGE_EXIT_STATUS;
 
 static const char usage_run[] =
 	"Usage: vmm run -k BZIMAGE [OPTION]...\n"
@@ -72,15 +92,7 @@ static const char usage_run[] =
 	"SIZE is a number of MiB, or a number with a K, M or G suffix.\n"
 	"On a terminal, Ctrl-A x quits; Ctrl-A Ctrl-A sends Ctrl-A.\n"
 	"\n"
-	"Exit status:\n"
-	"  0    the guest reset the machine (reboot=k), or Ctrl-A x\n"
-	"  1    host-side failure (KVM, resources)\n"
-	"  2    bad command line or input file\n"
-	"  3    the guest panicked (pvpanic)\n"
-	"  4    triple fault\n"
-	"  5    KVM internal error or unhandled exit\n"
-	"  7    the sandbox stopped a system call outside its thread's list\n"
-	"  130, 143  stopped by SIGINT, SIGTERM\n";
+	USAGE_EXIT_STATUS;
 
 static int usage_error(const char *msg)
 {

@@ -100,6 +100,8 @@ bad_common() {
 	bad bad-queues 'queues=0' "$VMM" run -k "$K" -d ram:1M,queues=0
 	bad disk-opt-twice 'given twice' "$VMM" run -k "$K" \
 		-d ram:1M,queues=1,queues=2
+	bad file-disk-opt-twice "given twice 'queues=4'" "$VMM" run -k "$K" \
+		-d "$BAD/data.img,queues=2,queues=4"
 	bad long-serial 'serial' "$VMM" run -k "$K" \
 		-d "ram:1M,serial=$(printf '%030d' 0)"
 	bad missing-disk 'No such file' "$VMM" run -k "$K" \

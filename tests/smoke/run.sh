@@ -153,6 +153,17 @@ bad elf-bad-entry 'vmlinux: the entry point' "$VMM" run -k "$OUT/bad-entry.elf"
 "$VMM" --version | grep -q '^vmm ' && ok version || ko version "no version"
 "$VMM" --help | grep -q 'Usage: vmm' && ok help || ko help "no usage"
 "$VMM" run --help | grep -q -- '--disk' && ok run-help || ko run-help "no usage"
+# Every exit status the VMM can end with (vmm/machine.h's VMM_EXIT_*, the
+# signals it shuts down on) is listed under "Exit status" in both helps.
+for h in "" run; do
+	missing=""
+	for st in 0 1 2 3 4 5 6 7 130 143; do
+		"$VMM" $h --help | sed -n '/^Exit status:/,$p' |
+			grep -qE "^  ($st|[0-9, ]*[ ,]$st)[ ,]" || missing="$missing $st"
+	done
+	[ -z "$missing" ] && ok "exit-status-help${h:+-$h}" ||
+		ko "exit-status-help${h:+-$h}" "not listed:$missing"
+done
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

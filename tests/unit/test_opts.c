@@ -206,11 +206,45 @@ static void test_refused_options(void **state)
 	expect_refused("a,engine=aio", "engine=aio");
 	expect_refused("a,engine", NULL);
 	expect_refused("ram:1G,engine=sync", "engine"); /* RAM has none */
-	/* The same option twice is refused, whatever the values. */
-	expect_refused("a,queues=2,queues=4", "given twice");
-	expect_refused("a,ro,ro", "given twice");
+}
+
+/* Each option named twice is refused, whatever the values and whatever
+ * stands between, and the message names the second one: the last one
+ * silently winning would hide a typo in a long command line. */
+static void test_option_twice(void **state)
+{
+	static const char *const path_opt[] = {
+		"ro", "direct", "queues=2", "serial=x", "batch=on", "poll=1",
+		"engine=sync",
+	};
+	static const char *const again[] = {
+		"ro", "direct", "queues=4", "serial=y", "batch=off", "poll=2",
+		"engine=uring",
+	};
+	char spec[128];
+	struct parsed p;
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(path_opt) / sizeof(*path_opt);
+	     i++) {
+		snprintf(spec, sizeof(spec), "a,%s,%s", path_opt[i], path_opt[i]);
+		expect_refused(spec, "given twice");
+		snprintf(spec, sizeof(spec), "a,%s,%s", path_opt[i], again[i]);
+		expect_refused(spec, again[i]);
+		expect_refused(spec, "given twice");
+		/* Once each, all of them together: accepted. */
+		snprintf(spec, sizeof(spec), "a,%s", path_opt[i]);
+		parse(&p, spec);
+		assert_int_equal(p.ret, 0);
+	}
+	expect_refused("a,queues=2,queues=4", "given twice 'queues=4'");
 	expect_refused("a,batch=on,poll=1,batch=off", "given twice");
+	expect_refused("a,queues=2,queues=x", "given twice"); /* even bad */
 	expect_refused("ram:1G,serial=x,serial=y", "given twice");
+	expect_refused("ram:1G,queues=1,poll=3,queues=1", "given twice");
+	parse(&p, "a,ro,direct,queues=2,serial=x,batch=on,poll=1,engine=sync");
+	assert_int_equal(p.ret, 0);
+	assert_int_equal(p.o.engine, BLK_ENGINE_SYNC);
 }
 
 /* A NULL or tiny message buffer is fine. */
@@ -280,6 +314,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ram_options),
 		cmocka_unit_test(test_refused_spec),
 		cmocka_unit_test(test_refused_options),
+		cmocka_unit_test(test_option_twice),
 		cmocka_unit_test(test_msg_buffer),
 		cmocka_unit_test(test_parse_size),
 	};
