@@ -108,12 +108,13 @@ static int machine_pci(struct machine *m, struct blk_dev **disks)
 			return r;
 		disks[i] = NULL; /* the vdisk owns it now */
 		m->ndisks++;
-		r = pci_host_add(&m->pci, &vdisk_pci_ops, m->disk[i]);
+		r = pci_host_add(&m->pci, &vpci_kvm_pci_ops, m->disk[i]->pci);
 		if (r < 0)
 			return r;
 		/* INTA# for a guest without MSI-X (pci=nomsi). */
 		m->pci_intx |= 1u << r;
-		vdisk_set_intx_gsi(m->disk[i], MPTABLE_PCI_PIN((unsigned int)r));
+		vpci_kvm_set_intx_gsi(m->disk[i]->pci,
+				      MPTABLE_PCI_PIN((unsigned int)r));
 	}
 	r = pci_host_alloc_bar(&m->pci, PVPANIC_BAR_SIZE, &bar);
 	if (!r)
