@@ -29,19 +29,17 @@ struct blk_backend_info {
 	char note[160];    /* one line for the user, or "" */
 };
 
-struct blk_queue_params {
-	unsigned int depth;  /* max requests in flight (the queue size) */
-	bool write_through;  /* FLUSH not negotiated: writes durable on completion */
-};
-
 struct blk_backend_ops {
 	const char *name;
 	/* 0 or -errno; on error, msg (if not NULL) gets one line. */
 	int (*open)(const struct blk_opts *o, struct blk_backend **out,
 		    struct blk_backend_info *info, char *msg, unsigned int msglen);
 	void (*close)(struct blk_backend *b);
-	int (*queue_open)(struct blk_backend *b, const struct blk_queue_params *p,
-			  struct blk_bq **out);
+	/* A queue for one iothread: at most depth requests in flight (the
+	 * virtqueue's size); write_through: FLUSH was not negotiated, so a
+	 * write must be durable when it completes.  0 or -errno. */
+	int (*queue_open)(struct blk_backend *b, unsigned int depth,
+			  bool write_through, struct blk_bq **out);
 	/* Waits for in-flight requests, then frees the queue. */
 	void (*queue_close)(struct blk_bq *q);
 	/* 0: accepted; -EAGAIN: full, try again after a reap. */
@@ -49,7 +47,7 @@ struct blk_backend_ops {
 	/* Hand everything accepted so far to the kernel. */
 	void (*kick)(struct blk_bq *q);
 	/* Finished requests, at most max; never blocks. */
-	unsigned int (*reap)(struct blk_bq *q, struct blk_req **done,
+	unsigned int (*reap)(struct blk_bq *q, struct blk_req **out,
 			     unsigned int max);
 	/* Readable when reap() has work; -1 if completions are synchronous.
 	 * The iothread clears it with a read. */

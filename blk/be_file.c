@@ -11,8 +11,8 @@
  * reaped, and its SQ ring has at least depth entries, so a request that
  * has to be resubmitted from reap() always finds a free SQE.
  *
- * Files on tmpfs are the exception for reads and writes: those are done
- * inside submit() and handed back by reap() from a per-queue FIFO, like
+ * Files on tmpfs are the exception for reads and writes: those run
+ * inside submit() and are handed back by reap() from a per-queue FIFO, like
  * the RAM disk does (see probe_sync_rw() for why).
  */
 #include <assert.h>
@@ -68,8 +68,8 @@ struct blk_bq {
 	unsigned int inflight;
 	bool need_kick;    /* SQEs prepped outside submit() */
 	bool sync_rw;      /* b->sync_rw or b->sync_all */
-	bool sync_all;     /* b->sync_all: every request done in submit() */
-	struct blk_fifo done; /* finished in submit() (sync_rw only) */
+	bool sync_all;     /* b->sync_all: every request finished in submit() */
+	struct blk_fifo finished; /* in submit() (sync_rw only), not yet reaped */
 	struct blk_req *slot[];
 };
 
@@ -411,30 +411,29 @@ static void file_close(struct blk_backend *b)
 
 /* ---- queues ---------------------------------------------------------- */
 
-static int file_queue_open(struct blk_backend *b,
-			   const struct blk_queue_params *p,
-			   struct blk_bq **out)
+static int file_queue_open(struct blk_backend *b, unsigned int depth,
+			   bool write_through, struct blk_bq **out)
 {
 	struct blk_bq *q;
 	unsigned int entries = 1;
 	bool sync, fixed;
 	int ret;
 
-	if (!p->depth || p->depth > 32768)
+	if (!depth || depth > 32768)
 		return -EINVAL;
-	while (entries < p->depth)
+	while (entries < depth)
 		entries <<= 1;
 	sync = b->sync_rw || b->sync_all;
-	q = calloc(1, sizeof(*q) + (sync ? p->depth : 0) * sizeof(q->slot[0]));
+	q = calloc(1, sizeof(*q) + (sync ? depth : 0) * sizeof(q->slot[0]));
 	if (!q)
 		return -ENOMEM;
 	q->b = b;
 	q->sync_rw = sync;
 	q->sync_all = b->sync_all;
-	q->done = (struct blk_fifo){ .size = sync ? p->depth : 0,
+	q->finished = (struct blk_fifo){ .size = sync ? depth : 0,
 				     .slot = q->slot };
-	q->depth = p->depth;
-	q->wflags = p->write_through ? RWF_DSYNC : 0;
+	q->depth = depth;
+	q->wflags = write_through ? RWF_DSYNC : 0;
 	if (q->sync_all) {
 		q->efd = -1;
 		*out = q;
@@ -474,7 +473,7 @@ static int req_falloc_mode(const struct blk_backend *b,
 static void req_prep(struct blk_bq *q, struct io_uring_sqe *sqe,
 		     struct blk_req *r)
 {
-	uint64_t off = (r->sector << BLK_SECTOR_SHIFT) + r->done;
+	uint64_t off = (r->sector << BLK_SECTOR_SHIFT) + r->transferred;
 	int mode;
 
 	/* One segment (the common case: a page) goes as a plain READ or
@@ -533,11 +532,11 @@ static void req_advance(struct blk_req *r, uint64_t n)
 	}
 }
 
-/* Read or write r now, from r->done on, finishing short transfers. */
+/* Read or write r now, from r->transferred on, finishing short transfers. */
 static uint8_t sync_rw(struct blk_bq *q, struct blk_req *r)
 {
-	while (r->done < r->len) {
-		off_t off = (off_t)((r->sector << BLK_SECTOR_SHIFT) + r->done);
+	while (r->transferred < r->len) {
+		off_t off = (off_t)((r->sector << BLK_SECTOR_SHIFT) + r->transferred);
 		int niov = (int)r->niov;
 		ssize_t n;
 
@@ -553,7 +552,7 @@ static uint8_t sync_rw(struct blk_bq *q, struct blk_req *r)
 			r->err = n < 0 ? errno : 0;
 			return VIRTIO_BLK_S_IOERR;
 		}
-		r->done += (uint64_t)n;
+		r->transferred += (uint64_t)n;
 		req_advance(r, (uint64_t)n);
 	}
 	return VIRTIO_BLK_S_OK;
@@ -599,14 +598,14 @@ static int file_submit(struct blk_bq *q, struct blk_req *r)
 		r->len <= q->b->size - (r->sector << BLK_SECTOR_SHIFT)));
 	if (q->inflight >= q->depth)
 		return -EAGAIN;
-	r->done = 0;
+	r->transferred = 0;
 	if (q->sync_rw && (r->type == VIRTIO_BLK_T_IN ||
 			   r->type == VIRTIO_BLK_T_OUT)) {
 		r->result = sync_rw(q, r);
-		blk_fifo_push(&q->done, r);
+		blk_fifo_push(&q->finished, r);
 	} else if (q->sync_all) {
 		r->result = sync_other(q, r);
-		blk_fifo_push(&q->done, r);
+		blk_fifo_push(&q->finished, r);
 	} else {
 		sqe = io_uring_get_sqe(&q->ring);
 		if (!sqe)
@@ -631,7 +630,7 @@ static void file_kick(struct blk_bq *q)
 	q->need_kick = ret < 0 || io_uring_sq_ready(&q->ring);
 }
 
-/* Prep r again, from r->done.  The SQ always has room (see top). */
+/* Prep r again, from r->transferred on.  The SQ always has room (see top). */
 static void req_resubmit(struct blk_bq *q, struct blk_req *r)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
@@ -647,7 +646,7 @@ static void req_resubmit(struct blk_bq *q, struct blk_req *r)
 	q->need_kick = true;
 }
 
-/* Read or write finished with res.  true: r is done, result set. */
+/* Read or write finished with res.  true: r is finished, result set. */
 static bool rw_complete(struct blk_bq *q, struct blk_req *r, int res)
 {
 	if (res == -EAGAIN || res == -EINTR) {
@@ -659,8 +658,8 @@ static bool rw_complete(struct blk_bq *q, struct blk_req *r, int res)
 		r->err = -res;
 		return true;
 	}
-	r->done += (uint64_t)res;
-	if (r->done >= r->len) {
+	r->transferred += (uint64_t)res;
+	if (r->transferred >= r->len) {
 		r->result = VIRTIO_BLK_S_OK;
 		return true;
 	}
@@ -703,11 +702,11 @@ static bool req_complete(struct blk_bq *q, struct blk_req *r, int res)
 	}
 }
 
-static unsigned int file_reap(struct blk_bq *q, struct blk_req **done,
+static unsigned int file_reap(struct blk_bq *q, struct blk_req **out,
 			      unsigned int max)
 {
 	struct io_uring_cqe *cqe;
-	unsigned int head, seen = 0, n = blk_fifo_pop(&q->done, done, max);
+	unsigned int head, seen = 0, n = blk_fifo_pop(&q->finished, out, max);
 
 	q->inflight -= n;
 	if (q->sync_all)
@@ -724,7 +723,7 @@ static unsigned int file_reap(struct blk_bq *q, struct blk_req **done,
 			break;
 		seen++;
 		if (req_complete(q, r, cqe->res)) {
-			done[n++] = r;
+			out[n++] = r;
 			q->inflight--;
 		}
 	}
@@ -746,7 +745,7 @@ static unsigned int file_inflight(struct blk_bq *q)
 
 static void file_queue_close(struct blk_bq *q)
 {
-	struct blk_req *done[64];
+	struct blk_req *reaped[64];
 
 	if (!q)
 		return;
@@ -759,7 +758,7 @@ static void file_queue_close(struct blk_bq *q)
 	while (q->inflight) {
 		/* Also pushes anything prepped and not yet submitted.  Waits
 		 * only when something is in the ring, not just in the FIFO. */
-		int ret = q->inflight > q->done.count
+		int ret = q->inflight > q->finished.count
 				  ? io_uring_submit_and_wait(&q->ring, 1)
 				  : 0;
 
@@ -769,7 +768,7 @@ static void file_queue_close(struct blk_bq *q)
 			 * still cancels what is left. */
 			break;
 		}
-		file_reap(q, done, 64);
+		file_reap(q, reaped, 64);
 	}
 	io_uring_queue_exit(&q->ring);
 	close(q->efd);

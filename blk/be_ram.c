@@ -30,7 +30,7 @@ struct blk_backend {
 
 struct blk_bq {
 	const struct blk_backend *b;
-	struct blk_fifo done; /* finished, not yet reaped */
+	struct blk_fifo finished; /* not yet reaped */
 	struct blk_req *slot[];
 };
 
@@ -86,18 +86,19 @@ static void ram_close(struct blk_backend *b)
 	free(b);
 }
 
-static int ram_queue_open(struct blk_backend *b,
-			  const struct blk_queue_params *p, struct blk_bq **out)
+static int ram_queue_open(struct blk_backend *b, unsigned int depth,
+			  bool write_through, struct blk_bq **out)
 {
 	struct blk_bq *q;
 
-	if (!p->depth || p->depth > 65536)
+	(void)write_through; /* RAM: nothing is ever more durable */
+	if (!depth || depth > 65536)
 		return -EINVAL;
-	q = calloc(1, sizeof(*q) + p->depth * sizeof(q->slot[0]));
+	q = calloc(1, sizeof(*q) + depth * sizeof(q->slot[0]));
 	if (!q)
 		return -ENOMEM;
 	q->b = b;
-	q->done = (struct blk_fifo){ .size = p->depth, .slot = q->slot };
+	q->finished = (struct blk_fifo){ .size = depth, .slot = q->slot };
 	*out = q;
 	return 0;
 }
@@ -154,7 +155,7 @@ static int ram_submit(struct blk_bq *q, struct blk_req *r)
 {
 	const struct blk_backend *b = q->b;
 
-	if (q->done.count >= q->done.size)
+	if (q->finished.count >= q->finished.size)
 		return -EAGAIN;
 	/* Host invariant: blk_req_parse() checked the range. */
 	assert(r->type == VIRTIO_BLK_T_FLUSH ||
@@ -179,8 +180,8 @@ static int ram_submit(struct blk_bq *q, struct blk_req *r)
 		r->result = VIRTIO_BLK_S_UNSUPP;
 		break;
 	}
-	r->done = r->len;
-	blk_fifo_push(&q->done, r);
+	r->transferred = r->len;
+	blk_fifo_push(&q->finished, r);
 	return 0;
 }
 
@@ -189,10 +190,10 @@ static void ram_kick(struct blk_bq *q)
 	(void)q;
 }
 
-static unsigned int ram_reap(struct blk_bq *q, struct blk_req **done,
+static unsigned int ram_reap(struct blk_bq *q, struct blk_req **out,
 			     unsigned int max)
 {
-	return blk_fifo_pop(&q->done, done, max);
+	return blk_fifo_pop(&q->finished, out, max);
 }
 
 static int ram_wait_fd(struct blk_bq *q)
@@ -203,7 +204,7 @@ static int ram_wait_fd(struct blk_bq *q)
 
 static unsigned int ram_inflight(struct blk_bq *q)
 {
-	return q->done.count;
+	return q->finished.count;
 }
 
 const struct blk_backend_ops blk_backend_ram = {

@@ -168,10 +168,10 @@ static void blk_queue_free(struct blk_queue *q)
 {
 	free(q->reqs);
 	free(q->iovs);
-	free(q->done);
+	free(q->reaped);
 	q->reqs = NULL;
 	q->iovs = NULL;
-	q->done = NULL;
+	q->reaped = NULL;
 	free(q->unpublished);
 	q->unpublished = NULL;
 }
@@ -191,8 +191,7 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	q->name = d->opts.path ? d->opts.path : "ram";
 	q->ops = d->ops;
 	q->backend = d->backend;
-	q->params.depth = c->size;
-	q->params.write_through = !(features & (1ull << VIRTIO_BLK_F_FLUSH));
+	q->write_through = !(features & (1ull << VIRTIO_BLK_F_FLUSH));
 	q->batch = d->opts.batch;
 	q->poll_max_ns = d->opts.poll_us * 1000ull;
 	q->kick_fd = c->kick_fd;
@@ -204,10 +203,10 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	memset(&q->lat, 0, sizeof(q->lat));
 	q->reqs = calloc(c->size, sizeof(*q->reqs));
 	q->iovs = calloc((size_t)c->size * BLK_REQ_MAX_IOV, sizeof(*q->iovs));
-	q->done = calloc(c->size, sizeof(*q->done));
+	q->reaped = calloc(c->size, sizeof(*q->reaped));
 	q->unpublished = calloc(c->size, sizeof(*q->unpublished));
 	q->n_unpublished = 0;
-	if (!q->reqs || !q->iovs || !q->done || !q->unpublished) {
+	if (!q->reqs || !q->iovs || !q->reaped || !q->unpublished) {
 		blk_queue_free(q);
 		return -ENOMEM;
 	}
@@ -239,7 +238,7 @@ static int blk_dev_activate(void *impl, const struct vdev_activation *a)
 				d->q[i].set_up = true;
 		}
 		if (!ret)
-			d->running = i + 1; /* reset looks at queues below this */
+			d->running = i + 1; /* reset sees queues below this */
 	}
 	if (ret)
 		blk_dev_reset(d);

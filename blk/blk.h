@@ -61,10 +61,11 @@ void blk_dev_destroy(struct blk_dev *d);
 /* The device as the transport drives it (virtio/vdev.h), impl being the
  * struct blk_dev: features, config space, and activate() with the
  * queues the driver enabled, one iothread serving each.  reset() stops
- * the iothreads once in-flight I/O is done; pause() (bus mastering off)
- * does the same with no interrupt, keeping every queue where it is, and
- * resume() starts them again from there with one notification decision
- * per queue.  Tests and benchmarks drive it through the same table. */
+ * the iothreads once in-flight I/O has finished; pause() (bus mastering
+ * off) does the same with no interrupt, keeping every queue where it
+ * is, and resume() starts them again from there with one notification
+ * decision per queue.  Tests and benchmarks drive it through the same
+ * table. */
 extern const struct vdev_ops blk_dev_ops;
 
 /* Totals over queues stopped so far (read after a reset). */

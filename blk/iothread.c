@@ -53,7 +53,7 @@ static void blk_queue_flush_used(struct blk_queue *q)
 	t = lat_now();
 	for (unsigned int i = 0; i < q->n_unpublished; i++)
 		lat_add(&q->lat.stage[LAT_PUBLISH],
-			t - q->unpublished[i]->t_done);
+			t - q->unpublished[i]->t_reaped);
 	q->n_unpublished = 0;
 	if (virtq_need_notify(&q->vq))
 		blk_fd_signal(q->call_fd);
@@ -90,35 +90,43 @@ static void blk_queue_io_error(struct blk_queue *q, const struct blk_req *r,
 		 err ? strerrordesc_np(err) : "beyond the end of the file");
 }
 
-/* Take what the backend finished.  publish: publish each reap's worth
- * at once with one notification decision (the default datapath); else
- * leave it pushed for the caller (batch=on, or a queue that is
- * stopping and must not interrupt). */
-static unsigned int blk_queue_reap(struct blk_queue *q, bool publish)
+/* Push what one reap() returns (at most a ring's worth), not yet
+ * visible to the driver.  Returns how many. */
+static unsigned int blk_queue_push_reaped(struct blk_queue *q)
 {
-	unsigned int n, total = 0;
+	unsigned int n = q->ops->reap(q->bq, q->reaped, q->vq.size);
 	uint64_t t;
 
+	if (!n)
+		return 0;
+	t = lat_now();
+	for (unsigned int i = 0; i < n; i++) {
+		struct blk_req *r = q->reaped[i];
+
+		if (r->result == VIRTIO_BLK_S_IOERR)
+			blk_queue_io_error(q, r, r->err);
+		lat_add(&q->lat.stage[LAT_BACKEND], t - r->t_submit);
+		r->t_reaped = t;
+		q->unpublished[q->n_unpublished++] = r;
+		virtq_push(&q->vq, r->head, blk_req_finish(r, r->result));
+		q->pushed = true;
+	}
+	return n;
+}
+
+/* The datapath's reap: take everything the backend finished.  Without
+ * batch=on, what one reap delivered is published together, then one
+ * notification decision: nothing waited for it.  With batch=on it
+ * stays pushed until the drain pass ends (blk_queue_loop). */
+static unsigned int blk_queue_reap(struct blk_queue *q)
+{
+	unsigned int n, total = 0;
+
 	do {
-		n = q->ops->reap(q->bq, q->done, q->vq.size);
+		n = blk_queue_push_reaped(q);
 		if (!n)
 			break;
-		t = lat_now();
-		for (unsigned int i = 0; i < n; i++) {
-			struct blk_req *r = q->done[i];
-
-			if (r->result == VIRTIO_BLK_S_IOERR)
-				blk_queue_io_error(q, r, r->err);
-			lat_add(&q->lat.stage[LAT_BACKEND], t - r->t_submit);
-			r->t_done = t;
-			q->unpublished[q->n_unpublished++] = r;
-			virtq_push(&q->vq, r->head,
-				   blk_req_finish(r, r->result));
-			q->pushed = true;
-		}
-		/* What one reap delivered is published together, then one
-		 * notification decision: nothing waited for it. */
-		if (publish)
+		if (!q->batch)
 			blk_queue_flush_used(q);
 		total += n;
 	} while (n == q->vq.size);
@@ -158,7 +166,7 @@ static int blk_queue_one(struct blk_queue *q)
 		q->vq.stats.bad_chains++;
 		blk_queue_complete(q, head, 0);
 		return 1;
-	case BLK_PARSE_DONE:
+	case BLK_PARSE_ANSWERED:
 		blk_queue_complete(q, head, r->used_len);
 		return 1;
 	case BLK_PARSE_SUBMIT:
@@ -228,7 +236,7 @@ static bool blk_queue_poll(struct blk_queue *q, uint64_t t0)
 			return true; /* the loop sees it and ends */
 		if (!q->backend_full && virtq_avail_pending(&q->vq))
 			return true;
-		if (q->ops->inflight(q->bq) && blk_queue_reap(q, !q->batch)) {
+		if (q->ops->inflight(q->bq) && blk_queue_reap(q)) {
 			blk_queue_flush_used(q);
 			return true;
 		}
@@ -283,7 +291,7 @@ static void blk_queue_loop(struct blk_queue *q)
 
 		if (blk_queue_stopping(q))
 			return;
-		n += blk_queue_reap(q, !q->batch);
+		n += blk_queue_reap(q);
 		blk_queue_flush_used(q);
 		if (n)
 			continue;
@@ -302,7 +310,8 @@ static void blk_queue_loop(struct blk_queue *q)
 	}
 }
 
-/* After stop: let in-flight I/O finish and give every head back. */
+/* After stop: let in-flight I/O finish and give every head back, with
+ * no interrupt until the end. */
 static void blk_queue_drain_inflight(struct blk_queue *q)
 {
 	int fd = q->ops->wait_fd(q->bq);
@@ -310,11 +319,12 @@ static void blk_queue_drain_inflight(struct blk_queue *q)
 	while (q->ops->inflight(q->bq)) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
-		if (!blk_queue_reap(q, false) && fd >= 0 &&
+		if (!blk_queue_push_reaped(q) && fd >= 0 &&
 		    poll(&p, 1, 100) > 0)
 			blk_fd_clear(fd);
 	}
-	blk_queue_reap(q, false);
+	while (blk_queue_push_reaped(q))
+		;
 	/* Publish, with no interrupt: the driver is resetting, or bus
 	 * mastering is off (an MSI is a write to guest memory too). */
 	q->pushed = false;
@@ -333,7 +343,8 @@ static void blk_queue_set_state(struct blk_queue *q, enum blk_qstate st)
 static void blk_queue_run(struct blk_queue *q)
 {
 	/* The backend queue (an io_uring) belongs to this thread. */
-	int ret = q->ops->queue_open(q->backend, &q->params, &q->bq);
+	int ret = q->ops->queue_open(q->backend, q->vq.size, q->write_through,
+				     &q->bq);
 
 	pthread_mutex_lock(&q->lock);
 	q->start_err = ret;

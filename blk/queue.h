@@ -11,7 +11,7 @@
 
 /* The iothread's state, under lock: the caller moves IDLE -> STARTING and
  * -> EXIT, the thread STARTING -> RUNNING or IDLE, and RUNNING -> IDLE
- * once stopping is seen and in-flight I/O is done. */
+ * once stopping is seen and in-flight I/O has finished. */
 enum blk_qstate { BLK_Q_IDLE, BLK_Q_STARTING, BLK_Q_RUNNING, BLK_Q_EXIT };
 
 struct blk_queue {
@@ -21,7 +21,7 @@ struct blk_queue {
 	const struct blk_req_limits *limits;
 	const struct blk_backend_ops *ops;
 	struct blk_backend *backend;
-	struct blk_queue_params params;
+	bool write_through;       /* FLUSH not negotiated */
 	struct blk_bq *bq;
 	bool batch;
 	uint64_t poll_max_ns;     /* 0: never poll */
@@ -33,7 +33,7 @@ struct blk_queue {
 
 	struct blk_req *reqs;     /* indexed by head */
 	struct iovec *iovs;       /* BLK_REQ_MAX_IOV per head */
-	struct blk_req **done;    /* reap buffer */
+	struct blk_req **reaped;  /* what one reap() returns */
 	struct blk_req **unpublished; /* reaped, pushed, not yet published */
 	unsigned int n_unpublished;
 	bool pushed;              /* used entries pushed since the last notify */

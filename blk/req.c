@@ -42,16 +42,16 @@ static uint64_t iov_copy_to(struct iovec *iov, unsigned int n, const void *src,
 			    uint64_t len)
 {
 	const uint8_t *s = src;
-	uint64_t done = 0;
+	uint64_t copied = 0;
 
-	for (unsigned int i = 0; i < n && done < len; i++) {
-		uint64_t c = iov[i].iov_len < len - done ? iov[i].iov_len
-							 : len - done;
+	for (unsigned int i = 0; i < n && copied < len; i++) {
+		uint64_t c = iov[i].iov_len < len - copied ? iov[i].iov_len
+							   : len - copied;
 
-		memcpy(iov[i].iov_base, s + done, c);
-		done += c;
+		memcpy(iov[i].iov_base, s + copied, c);
+		copied += c;
 	}
-	return done;
+	return copied;
 }
 
 /* Drop the first skip bytes of iov[0..*n) in place; returns the new start. */
@@ -98,22 +98,22 @@ static bool blk_range_ok(const struct blk_req_limits *l, uint64_t sector,
 	       end <= l->capacity;
 }
 
-static enum blk_parse blk_done(struct blk_req *r, uint8_t status)
+static enum blk_parse blk_answer(struct blk_req *r, uint8_t status)
 {
 	r->used_len = blk_req_finish(r, status);
-	return BLK_PARSE_DONE;
+	return BLK_PARSE_ANSWERED;
 }
 
 static enum blk_parse blk_parse_rw(const struct blk_req_limits *l,
 				   struct blk_req *r)
 {
 	if (r->type == VIRTIO_BLK_T_OUT && l->ro)
-		return blk_done(r, VIRTIO_BLK_S_IOERR);
+		return blk_answer(r, VIRTIO_BLK_S_IOERR);
 	if (r->len % BLK_SECTOR_SIZE || r->len >= UINT32_MAX ||
 	    !blk_range_ok(l, r->sector, r->len >> BLK_SECTOR_SHIFT))
-		return blk_done(r, VIRTIO_BLK_S_IOERR);
+		return blk_answer(r, VIRTIO_BLK_S_IOERR);
 	if (!r->len)
-		return blk_done(r, VIRTIO_BLK_S_OK);
+		return blk_answer(r, VIRTIO_BLK_S_OK);
 	return BLK_PARSE_SUBMIT;
 }
 
@@ -126,25 +126,25 @@ static enum blk_parse blk_parse_dwz(const struct blk_req_limits *l,
 	struct blk_dwz_seg seg;
 
 	if (discard ? !l->discard : !l->write_zeroes)
-		return blk_done(r, VIRTIO_BLK_S_UNSUPP);
+		return blk_answer(r, VIRTIO_BLK_S_UNSUPP);
 	/* We offer one segment per request (max_*_seg = 1). */
 	if (r->len != sizeof(seg))
-		return blk_done(r, r->len % sizeof(seg) || !r->len
+		return blk_answer(r, r->len % sizeof(seg) || !r->len
 					   ? VIRTIO_BLK_S_IOERR
 					   : VIRTIO_BLK_S_UNSUPP);
 	iov_copy_from(r->iov, r->niov, 0, &seg, sizeof(seg));
 	if (seg.flags & ~(uint32_t)VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP ||
 	    (discard && seg.flags))
-		return blk_done(r, VIRTIO_BLK_S_UNSUPP);
+		return blk_answer(r, VIRTIO_BLK_S_UNSUPP);
 	if (l->ro || seg.num_sectors > max ||
 	    !blk_range_ok(l, seg.sector, seg.num_sectors))
-		return blk_done(r, VIRTIO_BLK_S_IOERR);
+		return blk_answer(r, VIRTIO_BLK_S_IOERR);
 	r->sector = seg.sector;
 	r->len = (uint64_t)seg.num_sectors << BLK_SECTOR_SHIFT;
 	r->unmap = seg.flags & VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP;
 	r->niov = 0;
 	if (!r->len)
-		return blk_done(r, VIRTIO_BLK_S_OK);
+		return blk_answer(r, VIRTIO_BLK_S_OK);
 	return BLK_PARSE_SUBMIT;
 }
 
@@ -157,7 +157,7 @@ static enum blk_parse blk_parse_get_id(const struct blk_req_limits *l,
 	/* The id fills the buffer's start; the status byte, at its end,
 	 * extends that prefix only when nothing lies between them. */
 	r->used_len = (uint32_t)n + (n == r->len);
-	return blk_done(r, VIRTIO_BLK_S_OK);
+	return blk_answer(r, VIRTIO_BLK_S_OK);
 }
 
 enum blk_parse blk_req_parse(const struct blk_req_limits *l,
@@ -204,6 +204,6 @@ enum blk_parse blk_req_parse(const struct blk_req_limits *l,
 		r->len = e->out_len - sizeof(h);
 		return blk_parse_dwz(l, r);
 	default:
-		return blk_done(r, VIRTIO_BLK_S_UNSUPP);
+		return blk_answer(r, VIRTIO_BLK_S_UNSUPP);
 	}
 }

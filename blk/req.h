@@ -47,22 +47,22 @@ struct blk_req {
 	uint8_t *status;    /* host address of the status byte */
 	uint32_t used_len;  /* used.len on success: the written prefix */
 	uint64_t in_before_status; /* writable bytes before the status */
-	/* Backend scratch: bytes done so far (short I/O), state. */
-	uint64_t done;
+	/* Backend scratch: bytes transferred so far (short I/O). */
+	uint64_t transferred;
 	uint8_t result;     /* VIRTIO_BLK_S_* set by the backend */
 	int err;            /* with IOERR: the errno, or 0 for the end of
 			     * the file (shrunk underneath us) */
 	uint64_t t_submit;  /* lat_now() when handed to the backend */
-	uint64_t t_done;    /* lat_now() when reaped */
+	uint64_t t_reaped;  /* lat_now() when reaped */
 };
 
 enum blk_parse {
 	BLK_PARSE_SUBMIT,    /* valid: hand it to the backend */
-	BLK_PARSE_DONE,      /* answered here: status written, push it */
+	BLK_PARSE_ANSWERED,  /* answered here: status written, push it */
 	BLK_PARSE_BAD_CHAIN, /* return the head with used.len = 0 */
 };
 
-/* Check one chain.  On BLK_PARSE_DONE the status byte (and for GET_ID the
+/* Check one chain.  On BLK_PARSE_ANSWERED the status byte (and for GET_ID the
  * id) is already written and r->used_len set; the backend is not called. */
 enum blk_parse blk_req_parse(const struct blk_req_limits *l,
 			     struct virtq_elem *e, struct blk_req *r);

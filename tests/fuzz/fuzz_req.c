@@ -307,7 +307,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(f.r.status == f.status);
 		fz_check_submit(&f);
 	} else {
-		CHECK(ret == BLK_PARSE_DONE);
+		CHECK(ret == BLK_PARSE_ANSWERED);
 		fz_check_done(&f);
 	}
 	fz_check_canary(&f);

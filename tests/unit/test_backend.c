@@ -155,10 +155,8 @@ static void disk_open(struct t *t, bool ro)
 
 static void queue_open(struct t *t, unsigned int depth, bool write_through)
 {
-	struct blk_queue_params p = { .depth = depth,
-				      .write_through = write_through };
-
-	assert_int_equal(cfg->ops->queue_open(t->b, &p, &t->q), 0);
+	assert_int_equal(cfg->ops->queue_open(t->b, depth, write_through,
+					      &t->q), 0);
 }
 
 static int setup(void **state)
@@ -727,14 +725,13 @@ struct mq_arg {
 static void *mq_thread(void *p)
 {
 	struct mq_arg *a = p;
-	struct blk_queue_params qp = { .depth = 8 };
 	struct blk_bq *q;
 	struct blk_req r, *done[1];
 	uint8_t *buf = aligned_alloc(4096, 65536);
 	uint8_t *rbuf = aligned_alloc(4096, 65536);
 	struct iovec iov;
 
-	a->err = cfg->ops->queue_open(a->t->b, &qp, &q);
+	a->err = cfg->ops->queue_open(a->t->b, 8, false, &q);
 	if (a->err || !buf || !rbuf)
 		goto out;
 	a->ok = true;

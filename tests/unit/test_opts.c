@@ -227,7 +227,8 @@ static void test_option_twice(void **state)
 	(void)state;
 	for (unsigned int i = 0; i < sizeof(path_opt) / sizeof(*path_opt);
 	     i++) {
-		snprintf(spec, sizeof(spec), "a,%s,%s", path_opt[i], path_opt[i]);
+		snprintf(spec, sizeof(spec), "a,%s,%s", path_opt[i],
+			 path_opt[i]);
 		expect_refused(spec, "given twice");
 		snprintf(spec, sizeof(spec), "a,%s,%s", path_opt[i], again[i]);
 		expect_refused(spec, again[i]);

@@ -229,10 +229,10 @@ static void assert_writable_untouched(struct rq *t)
 }
 
 /* Answered here: status byte, used length, backend not involved. */
-static void expect_done(struct rq *t, const struct layout *lo, uint8_t status,
-			uint32_t used_len)
+static void expect_answered(struct rq *t, const struct layout *lo,
+			    uint8_t status, uint32_t used_len)
 {
-	assert_int_equal(rq_parse(t, lo), BLK_PARSE_DONE);
+	assert_int_equal(rq_parse(t, lo), BLK_PARSE_ANSWERED);
 	assert_ptr_equal(t->r.status, status_ptr(t));
 	assert_int_equal(*t->r.status, status);
 	assert_int_equal(t->r.used_len, used_len);
@@ -252,7 +252,7 @@ static uint64_t layout_in_len(const struct layout *lo)
 static void expect_refused(struct rq *t, const struct layout *lo,
 			   uint8_t status)
 {
-	expect_done(t, lo, status, layout_in_len(lo) == 1);
+	expect_answered(t, lo, status, layout_in_len(lo) == 1);
 	assert_writable_untouched(t);
 }
 
@@ -308,9 +308,9 @@ static void test_in_empty(void **state)
 	struct rq *t = *state;
 
 	rq_hdr(t, VIRTIO_BLK_T_IN, 0);
-	expect_done(t, &lo, VIRTIO_BLK_S_OK, 1);
+	expect_answered(t, &lo, VIRTIO_BLK_S_OK, 1);
 	rq_hdr(t, VIRTIO_BLK_T_OUT, 0);
-	expect_done(t, &lo, VIRTIO_BLK_S_OK, 1);
+	expect_answered(t, &lo, VIRTIO_BLK_S_OK, 1);
 }
 
 /* --- OUT -------------------------------------------------------------- */
@@ -365,7 +365,7 @@ static void test_flush(void **state)
 static void expect_id(struct rq *t, const struct layout *lo,
 		      const char *want, uint32_t copied)
 {
-	expect_done(t, lo, VIRTIO_BLK_S_OK,
+	expect_answered(t, lo, VIRTIO_BLK_S_OK,
 		    copied + (layout_in_len(lo) == copied + 1));
 	for (uint32_t i = 0; i < copied; i++)
 		assert_int_equal(*t->wmap[i], (uint8_t)want[i]);
@@ -461,7 +461,7 @@ static void test_dwz_range(void **state)
 		rq_dwz(t, 0, UINT32_MAX, 0);
 		expect_refused(t, &lo, VIRTIO_BLK_S_IOERR);
 		rq_dwz(t, 5, 0, 0); /* nothing to do */
-		expect_done(t, &lo, VIRTIO_BLK_S_OK, 1);
+		expect_answered(t, &lo, VIRTIO_BLK_S_OK, 1);
 	}
 }
 
@@ -629,7 +629,7 @@ static void test_huge_data(void **state)
 	t->e.n_in = 5;
 	t->e.out_len = 16;
 	t->e.in_len = 4 * gib + 1; /* 4 GiB of data: len >= 2^32 - 1 */
-	assert_int_equal(blk_req_parse(&t->l, &t->e, &t->r), BLK_PARSE_DONE);
+	assert_int_equal(blk_req_parse(&t->l, &t->e, &t->r), BLK_PARSE_ANSWERED);
 	assert_int_equal(t->fm.base[64], VIRTIO_BLK_S_IOERR);
 	assert_int_equal(t->r.used_len, 0); /* the status follows the data */
 	munmap(none, gib);
