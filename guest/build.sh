@@ -1,6 +1,8 @@
 #!/bin/bash
 # Build the guest image: build/guest/bzImage and build/guest/initrd.img,
-# and build/guest/vmlinux (the same kernel, uncompressed ELF).
+# and build/guest/vmlinux (the same kernel, uncompressed ELF); and the
+# small kernel, build/guest/small/bzImage and vmlinux (Debian's
+# linux-source of the same version, guest/small.config; same initrd).
 #
 #   guest/build.sh            build (cached: seconds once everything is here)
 #   GUEST_REFRESH=1 guest/build.sh   re-read Debian's indexes: newer kernel,
@@ -10,8 +12,10 @@
 # configuration derived from this machine's apt sources (guest/lib.sh):
 #   - the kernel of linux-image-amd64 (its versioned dependency),
 #   - busybox-static,
-#   - fio, built static from Debian's fio source package.
-# Needs: apt, dpkg-dev (dpkg-source), gcc, make, libaio-dev, cpio.
+#   - fio, built static from Debian's fio source package,
+#   - linux-source-X.Y of the stock kernel's version, for the small kernel.
+# Needs: apt, dpkg-dev (dpkg-source), gcc, make, libaio-dev, cpio; for the
+# small kernel flex, bison, bc, libelf-dev.
 set -eu
 export LOG_TAG=guest
 . "$(dirname "$0")/lib.sh"
@@ -139,6 +143,88 @@ extract_vmlinux() {
 	mv "$out.tmp" "$out"
 }
 
+# The small kernel (guest/small.config applied on allnoconfig) is built
+# from Debian's linux-source of the stock kernel's version, in
+# cache/small-obj (kept: a changed fragment rebuilds only what changed),
+# and copied to small/ with the key (source version and fragment
+# checksum) it was built from; the same key next time means nothing to do.
+SMALL_CONFIG=$REPO/guest/small.config
+SMALL=$GBUILD/small
+
+# small_source VERSION SERIES: print the path of Debian's linux-source-SERIES
+# (e.g. 6.1) at VERSION, fetched and unpacked once.
+small_source() {
+	local ver=$1 series=$2 dir=$GCACHE/linux-source-$1 t deb
+	if [ ! -d "$dir" ]; then
+		t=$(tmp_near "$dir")
+		log "fetching linux-source-$series $ver"
+		apt_download "linux-source-$series=$ver" "$t" || { rm -rf "$t"; exit 1; }
+		deb=$(ls "$t"/linux-source-"$series"_*.deb 2>/dev/null | head -n 1)
+		[ -n "$deb" ] || { rm -rf "$t"; die "linux-source-$series=$ver: no .deb"; }
+		dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$t" --wildcards '*.tar.xz' ||
+			{ rm -rf "$t"; die "linux-source-$series: no source tarball in the .deb"; }
+		tar -xJf "$t/usr/src/linux-source-$series.tar.xz" -C "$t" ||
+			{ rm -rf "$t"; die "linux-source-$series: the tarball did not unpack"; }
+		mv "$t/linux-source-$series" "$dir"
+		rm -rf "$t"
+	fi
+	printf '%s\n' "$dir"
+}
+
+# small_config_check CONFIG: every line of guest/small.config took effect
+# in CONFIG (Kconfig drops a symbol whose dependencies are off, silently).
+small_config_check() {
+	local line sym bad=
+	while read -r line; do
+		case $line in CONFIG_*) ;; *) continue ;; esac
+		sym=${line%%=*}
+		if [ "${line#*=}" = n ]; then
+			grep -q "^$sym=" "$1" && bad="$bad $line"
+		else
+			grep -qxF "$line" "$1" || bad="$bad $line"
+		fi
+	done <"$SMALL_CONFIG"
+	[ -z "$bad" ] || die "guest/small.config: not in the resolved configuration:$bad"
+}
+
+small_kernel() {
+	local deb ver series key src obj=$GCACHE/small-obj
+	deb=$(deb_cached "$(kernel_pkg)")
+	[ -n "$deb" ] || die "no cached .deb of $(kernel_pkg)"
+	ver=$(dpkg-deb -f "$deb" Version)
+	series=$(printf '%s\n' "$ver" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p')
+	[ -n "$series" ] || die "cannot read the kernel series from version $ver"
+	key="$ver $(sha256sum <"$SMALL_CONFIG" | cut -c1-16)"
+	if [ "$(cat "$SMALL/key" 2>/dev/null)" = "$key" ] &&
+		[ -f "$SMALL/bzImage" ] && [ -f "$SMALL/vmlinux" ]; then
+		return
+	fi
+	src=$(small_source "$ver" "$series")
+	log "building the small kernel ($ver, guest/small.config) in ${obj#"$REPO"/}"
+	mkdir -p "$obj"
+	# Start from nothing but allnoconfig and the fragment each time.
+	rm -f "$obj/.config"
+	if ! KCONFIG_ALLCONFIG=$SMALL_CONFIG make -C "$src" O="$obj" allnoconfig \
+		>"$obj/config.log" 2>&1; then
+		tail -n 20 "$obj/config.log" >&2
+		die "small kernel: make allnoconfig failed (log above)"
+	fi
+	small_config_check "$obj/.config"
+	if ! make -C "$src" O="$obj" -j"$(nproc)" bzImage >"$obj/build.log" 2>&1; then
+		grep -E 'error|Error' "$obj/build.log" | head -n 20 >&2
+		die "small kernel: build failed ($obj/build.log; flex, bison, bc, libelf-dev installed?)"
+	fi
+	mkdir -p "$SMALL"
+	cp "$obj/arch/x86/boot/bzImage" "$SMALL/bzImage.tmp"
+	cp "$obj/vmlinux" "$SMALL/vmlinux.tmp"
+	strip --strip-debug "$SMALL/vmlinux.tmp" 2>/dev/null || true
+	cp "$obj/.config" "$SMALL/config"
+	mv "$SMALL/bzImage.tmp" "$SMALL/bzImage"
+	mv "$SMALL/vmlinux.tmp" "$SMALL/vmlinux"
+	printf '%s\n' "$key" >"$SMALL/key"
+	log "small kernel: ${SMALL#"$REPO"/}/bzImage ($(du -k "$SMALL/bzImage" | cut -f1) KiB)"
+}
+
 main() {
 	local ktree rel bb fio vmlinuz newest
 	mkdir -p "$GBUILD"
@@ -170,6 +256,7 @@ main() {
 		log "built ${GBUILD#"$REPO"/}/initrd.img ($(du -k "$GBUILD/initrd.img" | cut -f1) KiB)"
 	fi
 	log "kernel $rel, fio $(cat "$GCACHE/fio.version"): ${GBUILD#"$REPO"/}/bzImage ${GBUILD#"$REPO"/}/initrd.img"
+	small_kernel
 }
 
 main "$@"

@@ -5,7 +5,7 @@
 PKGS="build-essential gcc make libc6-dev linux-libc-dev pkg-config liburing-dev libcmocka-dev libaio-dev
 libfdt-dev liblzma-dev clang libclang-rt-14-dev fio qemu-system-x86
 busybox-static cpio xz-utils dpkg-dev ca-certificates valgrind gnuplot-nox
-python3 python3-pytest procps libseccomp-dev"
+python3 python3-pytest procps libseccomp-dev flex bison bc libelf-dev"
 
 missing=""
 for p in $PKGS; do
