@@ -87,8 +87,9 @@ void blk_dev_destroy(struct blk_dev *d)
 	free(d);
 }
 
-static uint64_t blk_features(const struct blk_dev *d)
+static uint64_t blk_dev_features(void *impl)
 {
+	const struct blk_dev *d = impl;
 	uint64_t f = 1ull << VIRTIO_F_VERSION_1 |
 		     1ull << VIRTIO_RING_F_EVENT_IDX |
 		     1ull << VIRTIO_RING_F_INDIRECT_DESC |
@@ -104,11 +105,6 @@ static uint64_t blk_features(const struct blk_dev *d)
 	if (d->info.write_zeroes)
 		f |= 1ull << VIRTIO_BLK_F_WRITE_ZEROES;
 	return f;
-}
-
-static uint64_t blk_dev_features(void *impl)
-{
-	return blk_features(impl);
 }
 
 static unsigned int blk_dev_num_queues(void *impl)
@@ -223,7 +219,7 @@ static int blk_dev_activate(void *impl, const struct vdev_activation *a)
 
 	if (d->running || !a->nq || a->nq > d->nq)
 		return -EINVAL;
-	features = a->features & blk_features(d);
+	features = a->features & blk_dev_features(d);
 	d->limits.discard = features & (1ull << VIRTIO_BLK_F_DISCARD);
 	d->limits.write_zeroes = features & (1ull << VIRTIO_BLK_F_WRITE_ZEROES);
 	for (unsigned int i = 0; i < a->nq && !ret; i++) {
