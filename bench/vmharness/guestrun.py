@@ -44,8 +44,9 @@ class GuestRun:
     the reading thread, as soon as the line arrives."""
 
     def __init__(self, argv, timeout=300, on_phase=None, log_path=None,
-                 stop_on_stall=True, on_line=None):
+                 stop_on_stall=True, on_line=None, stdin=None):
         self.argv = argv
+        self.stdin = stdin  # bytes for the console's input, then end of file
         self.timeout = timeout
         self.on_phase = on_phase
         self.on_line = on_line
@@ -69,9 +70,18 @@ class GuestRun:
         err_path = (self.log_path + ".vmm") if self.log_path else os.devnull
         t0 = time.monotonic()
         with open(err_path, "w") as err:
-            proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL
+                                    if self.stdin is None else subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=err)
             self.pid = proc.pid
+            if self.stdin is not None:
+                # At once, as `printf ... | vmm run ...` would (a pipe's
+                # buffer holds it).
+                try:
+                    proc.stdin.write(self.stdin)
+                    proc.stdin.close()
+                except OSError:
+                    pass  # the VMM ended (or closed its stdin) first
             timer = threading.Timer(self.timeout, self._expire, (proc,))
             timer.start()
             try:
@@ -93,6 +103,22 @@ class GuestRun:
             self.stderr = f.read()
         self.outcome = classify(self.lines, self.rc, self.timed_out, self.stderr)
         return self
+
+    def tail(self, n=30):
+        """The end of the console and of the VMM's messages, and the
+        earlier tries' outcomes (run_with_retries): for assertion
+        messages."""
+        out = ["outcome %s, exit status %s%s" % (
+            self.outcome, self.rc, ", timed out" if self.timed_out else "")]
+        for log, outcome in getattr(self, "earlier", ()):
+            out.append("an earlier try ended in %s (%s)" % (outcome, log))
+        out.append("console (%s), last %d lines:" % (self.log_path, n))
+        out += ["  | " + l for l in self.lines[-n:]]
+        err = self.stderr.splitlines()[-10:]
+        if err:
+            out.append("VMM messages, last %d lines:" % len(err))
+            out += ["  | " + l for l in err]
+        return "\n".join(out)
 
     def _expire(self, proc):
         self.timed_out = True
@@ -141,9 +167,41 @@ TEST_HOST_DEATHS = ("stall", "double-fault", "entry-stack", "triple-fault", "han
 
 def run_with_retries(argv, log_path, tries=3, timeout=240, **kw):
     """GuestRun(argv) until it ends in anything but a test-host death,
-    at most TRIES times; the last run is returned (logs: LOG_PATH.N)."""
+    at most TRIES times; the last run is returned (logs: LOG_PATH.N), with
+    .earlier: [(log path, outcome)] of the tries before it, each also
+    appended to RETRIED."""
+    earlier = []
     for i in range(tries):
         g = GuestRun(argv, timeout=timeout, log_path="%s.%d" % (log_path, i), **kw).run()
+        g.earlier = list(earlier)
         if g.outcome not in TEST_HOST_DEATHS:
             break
+        earlier.append((g.log_path, g.outcome))
+        if i + 1 < tries:
+            RETRIED.append((g.log_path, g.outcome))
     return g
+
+
+# Every guest death run_with_retries tried again, (log path, outcome), in
+# this process: what a suite reports at its end.
+RETRIED = []
+
+
+def run_block(lines):
+    """(rc, lines) of guest/init's "=== RUN BEGIN ===" ... "=== RUN END
+    rc=N ===" block (the last one); rc is None without its end marker."""
+    rc, block, cur = None, [], None
+    for line in lines:
+        if line == "=== RUN BEGIN ===":
+            cur = []
+            continue
+        m = RUN_END.match(line)
+        if m and cur is not None:
+            rc, block, cur = int(m.group(1)), cur, None
+            continue
+        if cur is not None:
+            cur.append(line)
+    return rc, block
+
+
+RUN_END = re.compile(r"^=== RUN END rc=(\d+) ===$")

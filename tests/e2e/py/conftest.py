@@ -50,3 +50,75 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session, exitstatus):
     if RECORD:
         _record({"finished": int(exitstatus)})
+
+
+# ---- the suite's own fixtures and markers ----------------------------------
+
+import pytest  # noqa: E402
+
+import guestlib  # noqa: E402
+
+ONLY_NAMED = "only_named"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", ONLY_NAMED + ": run only when selected by marker "
+        "(`-m only_named`, e.g. `bench/vmh pytest -- -m only_named -k seed`); "
+        "deselected otherwise")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked only_named are deselected (not skipped) unless the -m
+    expression names the marker."""
+    if ONLY_NAMED in (config.option.markexpr or ""):
+        return
+    keep = [i for i in items if i.get_closest_marker(ONLY_NAMED) is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+
+
+@pytest.fixture(params=guestlib.KERNEL_NAMES)
+def kernel(request):
+    """Each guest kernel of paths.KERNELS in turn (ids stock, small); a
+    kernel not built fails the test (Kernel.path)."""
+    return guestlib.Kernel(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _drop_images(tmp_path):
+    """The disk images a test left at the top of its tmp_path go when it
+    ends: in the test host /tmp is tmpfs, in its RAM, and pytest keeps
+    every test's directory until the end of the session."""
+    yield
+    for p in tmp_path.glob("*.img"):
+        try:
+            p.unlink()
+        except OSError:
+            pass
+
+
+NOTES = []
+
+
+@pytest.fixture
+def note(request):
+    """note(TEXT): a line for the run's end (figures such as IOPS)."""
+    def add(text):
+        NOTES.append((request.node.nodeid, text))
+        print(text)
+    return add
+
+
+def pytest_terminal_summary(terminalreporter):
+    from vmharness import guestrun
+    tr = terminalreporter
+    if NOTES:
+        tr.section("figures")
+        for nodeid, text in NOTES:
+            tr.write_line("%s: %s" % (nodeid.split("::", 1)[-1], text))
+    if tr.stats.get("passed") or tr.stats.get("failed"):
+        tr.write_sep("=", "guest deaths tried again (the test host's): %d" % len(guestrun.RETRIED))
+        for log, outcome in guestrun.RETRIED:
+            tr.write_line("%s: %s" % (outcome, log))

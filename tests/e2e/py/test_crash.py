@@ -6,13 +6,19 @@ promised); and a `kill -9` of the VMM loses no write the guest saw
 complete (the kernel has it).  Both with and without `direct`.
 
 Needs root, dmsetup, loop, dm-log-writes and mkfs.ext4: the test host
-has them (tests/testhost/mkinitramfs.sh)."""
+has them (tests/testhost/mkinitramfs.sh).
+
+Stock kernel only: this is about what the VMM makes durable on the host
+below it (host page cache, O_DIRECT, fdatasync on FLUSH); the guest's
+kernel only issues the writes and flushes, the same ones on both, and
+the device tests run on each kernel."""
 import signal
 import subprocess
 
 import pytest
 
 from blockdev import MIB, dm_remove, loop_attach, loop_detach, needs_dm, sh
+import guestlib
 from vmharness import cmdlines, guestrun, logwrites, paths
 
 pytestmark = needs_dm
@@ -35,7 +41,7 @@ def expect_block(disk, i):
 def run_guest(tmp_path, disk_path, direct, script, on_line):
     cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data")
     d = {"path": disk_path, "serial": "data", "queues": 1, "direct": direct}
-    argv = cmdlines.vmm_argv(paths.VMLINUX, paths.INITRD, cmdline, 512, 1, [d], paths.VMM_BIN)
+    argv = cmdlines.vmm_argv(guestlib.STOCK.path("vmlinux"), paths.INITRD, cmdline, 512, 1, [d], paths.VMM_BIN)
     return guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), on_line=on_line)
 
 

@@ -2,7 +2,8 @@
 (error, flakey) over a loop device, a full tmpfs, a file truncated and a
 device removed under a running guest.  Each time the guest gets an I/O
 error for the failed request only, the VM goes on and ends cleanly, the
-VMM says what failed in a line and counts it (--stats io_errors).
+VMM says what failed in a line and counts it (--stats io_errors).  On
+each guest kernel (the kernel fixture).
 
 Needs root, dmsetup and the dm-mod, dm-flakey and loop modules: the test
 host has them (tests/testhost/mkinitramfs.sh)."""
@@ -41,13 +42,13 @@ def dm():
         dm_remove(n, force=True)
 
 
-def boot(tmp_path, disk_path, script, on_line=None, direct=False):
+def boot(tmp_path, kernel, disk_path, script, on_line=None, direct=False):
     """One guest running SCRIPT (sh, with $DISK the disk) on DISK_PATH;
     returns (GuestRun, the disk's --stats)."""
     stats = tmp_path / "stats.json"
     cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data")
     d = {"path": disk_path, "serial": "data", "queues": 1, "direct": direct}
-    argv = cmdlines.vmm_argv(paths.VMLINUX, paths.INITRD, cmdline, 512, 1,
+    argv = cmdlines.vmm_argv(kernel.path("vmlinux"), paths.INITRD, cmdline, 512, 1,
                              [d], paths.VMM_BIN) + ["--stats", str(stats)]
     g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), on_line=on_line)
     assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr
@@ -69,7 +70,7 @@ def failure_lines(g, what):
     return [l for l in g.stderr.splitlines() if "virtio-blk " in l and (" %s of " % what) in l]
 
 
-def test_read_error_fails_that_request_only(tmp_path, loopdev, dm):
+def test_read_error_fails_that_request_only(tmp_path, kernel, loopdev, dm):
     # 1 MiB of errors at 16 MiB, the rest a plain mapping of the loop device
     name = dm("0 32768 linear %s 0\n32768 2048 error\n34816 96256 linear %s 34816"
               % (loopdev, loopdev))
@@ -77,7 +78,7 @@ def test_read_error_fails_that_request_only(tmp_path, loopdev, dm):
         "dd if=$DISK of=/dev/null bs=4k count=1 skip=4096 iflag=direct; echo BAD rc=$?\n"
         "dd if=$DISK of=/dev/null bs=4k count=1 skip=0 iflag=direct; echo GOOD rc=$?\n"
         "dd if=/dev/zero of=$DISK bs=4k count=1 seek=8192 oflag=direct; echo WRITE rc=$?\n")
-    g, st = boot(tmp_path, "/dev/mapper/" + name, script)
+    g, st = boot(tmp_path, kernel, "/dev/mapper/" + name, script)
     r = results(g)
     assert r["BAD"] != 0 and r["GOOD"] == 0 and r["WRITE"] == 0, r
     lines = failure_lines(g, "read")
@@ -86,14 +87,14 @@ def test_read_error_fails_that_request_only(tmp_path, loopdev, dm):
 
 
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "cached"])
-def test_write_and_flush_errors(tmp_path, loopdev, dm, direct):
+def test_write_and_flush_errors(tmp_path, kernel, loopdev, dm, direct):
     # flakey, always down, error_writes: reads pass, writes and flushes fail
     name = dm("0 131072 flakey %s 0 0 1 1 error_writes" % loopdev)
     script = (
         "dd if=$DISK of=/dev/null bs=4k count=1 iflag=direct; echo READ rc=$?\n"
         "dd if=/dev/zero of=$DISK bs=4k count=1 seek=100 oflag=direct; echo WRITE rc=$?\n"
         "sync $DISK; echo FLUSH rc=$?\n")
-    g, st = boot(tmp_path, "/dev/mapper/" + name, script, direct=direct)
+    g, st = boot(tmp_path, kernel, "/dev/mapper/" + name, script, direct=direct)
     r = results(g)
     # A failed flush is an error to the guest, never OK.
     assert r["READ"] == 0 and r["FLUSH"] != 0, r
@@ -110,7 +111,7 @@ def test_write_and_flush_errors(tmp_path, loopdev, dm, direct):
         assert st["io_errors"] >= 1
 
 
-def test_enospc_is_an_io_error(tmp_path):
+def test_enospc_is_an_io_error(tmp_path, kernel):
     fs = tmp_path / "small"
     fs.mkdir()
     sh("mount", "-t", "tmpfs", "-o", "size=8m", "small", str(fs))
@@ -120,7 +121,7 @@ def test_enospc_is_an_io_error(tmp_path):
         script = (
             "dd if=/dev/zero of=$DISK bs=1M count=16 oflag=direct; echo FILL rc=$?\n"
             "dd if=$DISK of=/dev/null bs=1M count=16 iflag=direct; echo READ rc=$?\n")
-        g, st = boot(tmp_path, str(img), script)
+        g, st = boot(tmp_path, kernel, str(img), script)
     finally:
         subprocess.run(["umount", "-l", str(fs)])
     r = results(g)
@@ -130,7 +131,7 @@ def test_enospc_is_an_io_error(tmp_path):
     assert st["io_errors"] >= 1
 
 
-def test_file_shrunk_under_a_running_guest(tmp_path):
+def test_file_shrunk_under_a_running_guest(tmp_path, kernel):
     img = tmp_path / "disk.img"
     sh("truncate", "-s", str(64 * MIB), str(img))
     script = (
@@ -142,7 +143,7 @@ def test_file_shrunk_under_a_running_guest(tmp_path):
     def on_line(line, proc):
         if line == "SHRINK-NOW":
             os.truncate(img, 32 * MIB)
-    g, st = boot(tmp_path, str(img), script, on_line=on_line)
+    g, st = boot(tmp_path, kernel, str(img), script, on_line=on_line)
     r = results(g)
     assert r["BEFORE"] == 0 and r["BEYOND"] != 0 and r["WITHIN"] == 0, r
     lines = failure_lines(g, "read")
@@ -150,7 +151,7 @@ def test_file_shrunk_under_a_running_guest(tmp_path):
     assert st["io_errors"] >= 1
 
 
-def test_device_removed_under_a_running_guest(tmp_path, loopdev, dm):
+def test_device_removed_under_a_running_guest(tmp_path, kernel, loopdev, dm):
     name = dm("0 131072 linear %s 0" % loopdev)
     script = (
         "dd if=$DISK of=/dev/null bs=4k count=1 iflag=direct; echo BEFORE rc=$?\n"
@@ -165,7 +166,7 @@ def test_device_removed_under_a_running_guest(tmp_path, loopdev, dm):
             # VMM closes it.
             sh("dmsetup", "wipe_table", name)
             sh("dmsetup", "remove", "--deferred", name)
-    g, st = boot(tmp_path, "/dev/mapper/" + name, script, on_line=on_line)
+    g, st = boot(tmp_path, kernel, "/dev/mapper/" + name, script, on_line=on_line)
     r = results(g)
     assert r["BEFORE"] == 0 and r["AFTER"] != 0, r
     assert failure_lines(g, "read"), g.stderr

@@ -2,7 +2,7 @@
 interrupts through INTA# and the ISR register: fio verify passes on a
 file disk with one queue and with two (both queues' interrupts share the
 line), and the guest's /proc/interrupts shows the disk on the IO-APIC,
-not on PCI-MSI."""
+not on PCI-MSI.  On each guest kernel (the kernel fixture)."""
 import re
 import subprocess
 
@@ -20,12 +20,12 @@ grep -i virtio /proc/interrupts | sed 's/^/irq: /'
 
 
 @pytest.mark.parametrize("queues", [1, 2])
-def test_fio_verify_through_intx(tmp_path, queues):
+def test_fio_verify_through_intx(tmp_path, kernel, queues):
     disk = tmp_path / "disk.img"
     subprocess.run(["truncate", "-s", "128M", str(disk)], check=True)
     cmdline = cmdlines.guest_cmdline(script=SCRIPT, disk_serial="data", extra="pci=nomsi")
     d = {"path": str(disk), "serial": "data", "queues": queues}
-    argv = cmdlines.vmm_argv(paths.VMLINUX, paths.INITRD, cmdline, 512, 2, [d],
+    argv = cmdlines.vmm_argv(kernel.path("vmlinux"), paths.INITRD, cmdline, 512, 2, [d],
                              paths.VMM_BIN)
     g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"))
     assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr

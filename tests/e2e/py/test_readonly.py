@@ -3,7 +3,7 @@ read-only flag (blockdev --setrw) and writes.  Linux 6.1 keeps the flag
 the device set (VIRTIO_BLK_F_RO: BLKROSET cannot clear it) and refuses
 the write itself, so the guest's own kernel stops it here; the device's
 refusal of a write to a read-only disk is tested without a guest
-(test_req, test_malformed: test_req_read_only)."""
+(test_req, test_malformed: test_req_read_only).  On each guest kernel."""
 import hashlib
 import subprocess
 
@@ -20,14 +20,14 @@ echo "read-rc=$?"
 """
 
 
-def test_guest_cannot_write_a_readonly_disk(tmp_path):
+def test_guest_cannot_write_a_readonly_disk(tmp_path, kernel):
     disk = tmp_path / "ro.img"
     subprocess.run(["dd", "if=/dev/urandom", "of=%s" % disk, "bs=1M", "count=8",
                     "status=none"], check=True)
     before = hashlib.sha256(disk.read_bytes()).hexdigest()
     cmdline = cmdlines.guest_cmdline(script=SCRIPT, disk_serial="ro")
     d = {"path": str(disk), "serial": "ro", "queues": 1, "readonly": True}
-    argv = cmdlines.vmm_argv(paths.VMLINUX, paths.INITRD, cmdline, 512, 1, [d],
+    argv = cmdlines.vmm_argv(kernel.path("vmlinux"), paths.INITRD, cmdline, 512, 1, [d],
                              paths.VMM_BIN)
     g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"))
     assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr

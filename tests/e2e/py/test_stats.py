@@ -1,14 +1,15 @@
 """`vmm run -v --stats FILE`: the device's latency breakdown for a real
-guest running fio is written, and its numbers make sense beside fio's."""
+guest running fio is written, and its numbers make sense beside fio's.
+On each guest kernel (the kernel fixture)."""
 import json
 
 from vmharness import cmdlines, fiojson, guestrun, paths
 
-def test_stats_file_for_a_real_guest(tmp_path):
+def test_stats_file_for_a_real_guest(tmp_path, kernel):
     stats = tmp_path / "stats.json"
     cmdline = cmdlines.guest_cmdline(fio="randread-4k", disk_serial="data")
     disk = {"path": "ram:64M", "serial": "data", "queues": 1}
-    argv = cmdlines.vmm_argv(paths.VMLINUX, paths.INITRD, cmdline, 512, 1,
+    argv = cmdlines.vmm_argv(kernel.path("vmlinux"), paths.INITRD, cmdline, 512, 1,
                              [disk], paths.VMM_BIN) + ["--stats", str(stats)]
     g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"))
     assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr
