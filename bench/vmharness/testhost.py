@@ -1,6 +1,7 @@
 """Where guests run: here when this host's KVM runs Linux at usable
 speed, else inside the test host (tests/testhost/run.sh: QEMU TCG with an
 emulated AMD-V, see guest/README.md), one boot at a time under a lock."""
+import fcntl
 import os
 import signal
 import subprocess
@@ -45,8 +46,24 @@ def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):
     e = dict(os.environ if env is None else env)
     e["TESTHOST_OUT"] = out_dir
     e["TESTHOST_TIMEOUT"] = str(timeout_s)
-    cmd = ["flock", LOCK, paths.TESTHOST_RUN] + argv
-    proc = subprocess.Popen(cmd, env=e, cwd=paths.REPO, start_new_session=True)
+    # One test host at a time on this machine.  The lock is taken here,
+    # before the clock of the stall detector starts (waiting for another
+    # test host is not a lock-up), and handed to the test host's process
+    # too, so that it is held as long as either lives.
+    lock = open(LOCK, "a")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print("vmh: waiting for the test host that runs now (%s)" % LOCK,
+              file=sys.stderr, flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    with lock:
+        return _run_locked(argv, out_dir, e, stall_s, lock.fileno())
+
+
+def _run_locked(argv, out_dir, env, stall_s, lock_fd):
+    proc = subprocess.Popen([paths.TESTHOST_RUN] + argv, env=env, cwd=paths.REPO,
+                            start_new_session=True, pass_fds=(lock_fd,))
     start = time.time()
     while proc.poll() is None:
         time.sleep(5)
