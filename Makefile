@@ -113,11 +113,12 @@ test: deps
 guest:
 	guest/build.sh
 
-# End to end (tests/e2e/run.sh): bad command lines here, then every guest
-# test (QEMU's reference tests, then ours) in one boot of the test host
-# when this host's KVM is too slow for Linux (`vmm probe` decides).
+# End to end (tests/e2e/README.md): the pytest tests of tests/e2e/py (bad
+# command lines, then real guests under QEMU and ours, on each guest
+# kernel) through bench/vmh pytest: in one boot of the test host when
+# this host's KVM is too slow for Linux (`vmm probe` decides), booted
+# again for the tests left if it dies.
 e2e: all guest
-	tests/e2e/run.sh
 	bench/vmh pytest
 
 # The main job: 2 vCPUs, ram:1G as /dev/vdb, fio randread-4k and
