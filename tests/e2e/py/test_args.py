@@ -25,9 +25,9 @@ import zlib
 import guestlib as gl
 from vmharness import paths
 
-# Sets the cases up as tests/e2e/run.sh did, and prints each `bad NAME
-# PATTERN CMD...` as NAME, PATTERN, the number of words of CMD and CMD,
-# each ended by a NUL.
+# Sets the cases up (and the not-bzImage case the real image adds), and
+# prints each `bad NAME PATTERN CMD...` as NAME, PATTERN, the number of
+# words of CMD and CMD, each ended by a NUL.
 DRIVER = r"""
 set -u
 VMM=$1 KERNEL=$2 INITRD=$3
