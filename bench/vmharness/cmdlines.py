@@ -56,10 +56,15 @@ def vmm_argv(kernel, initrd, cmdline, mem_mb, cpus, disks, vmm_bin,
 
 
 def qemu_argv(kernel, initrd, cmdline, mem_mb, cpus, disks,
-              qemu_bin="qemu-system-x86_64"):
+              qemu_bin="qemu-system-x86_64", machine=None):
     """QEMU as the project compares itself with: KVM, -cpu host, one
-    iothread per disk, aio=io_uring, the same queue count."""
-    argv = [qemu_bin, "-enable-kvm", "-cpu", "host", "-smp", str(cpus),
+    iothread per disk, aio=io_uring, the same queue count.  MACHINE
+    "microvm[,OPTS]" is QEMU's minimal machine (qboot, no PCI): the disks
+    are virtio-mmio devices, described in ACPI, or with acpi=off on the
+    kernel's command line (QEMU adds virtio_mmio.device= itself)."""
+    mmio = bool(machine and machine.startswith("microvm"))
+    argv = [qemu_bin] + (["-M", machine] if machine else [])
+    argv += ["-enable-kvm", "-cpu", "host", "-smp", str(cpus),
             "-m", str(mem_mb), "-nodefaults", "-display", "none",
             "-no-reboot", "-name", "guest,debug-threads=on",
             "-device", "pvpanic",
@@ -74,7 +79,8 @@ def qemu_argv(kernel, initrd, cmdline, mem_mb, cpus, disks,
             d["path"], i, cache)
         if d.get("readonly"):
             drive += ",readonly=on"
-        dev = "virtio-blk-pci,drive=d%d,num-queues=%d" % (i, d.get("queues", 1))
+        dev = "%s,drive=d%d,num-queues=%d" % (
+            "virtio-blk-device" if mmio else "virtio-blk-pci", i, d.get("queues", 1))
         if d.get("iothread", True):
             argv += ["-object", "iothread,id=io%d" % i]
             dev += ",iothread=io%d" % i

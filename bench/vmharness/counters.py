@@ -159,23 +159,30 @@ class ExitReasons:
             return False
         return True
 
-    def stop(self, tids, isa_amd=True):
-        """{reason name: count} over threads TIDS; removes the trigger."""
+    def read(self, tids=None, isa_amd=True):
+        """{reason name: count} so far, over threads TIDS (None: every
+        thread, for a host that runs one VM)."""
         if not self.trig:
             return {}
         text = _read(os.path.join(os.path.dirname(self.trig), "hist"), "")
-        try:
-            self._write("!" + self.SPEC)
-        except OSError:
-            pass
         names = SVM_EXITS if isa_amd else VMX_EXITS
         out = {}
         for m in re.finditer(r"common_pid:\s*(\d+).*?exit_reason:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)", text):
             tid, reason, n = int(m.group(1)), int(m.group(2)), int(m.group(3))
-            if tid not in tids:
+            if tids is not None and tid not in tids:
                 continue
             key = names.get(reason, "0x%x" % reason)
             out[key] = out.get(key, 0) + n
+        return out
+
+    def stop(self, tids, isa_amd=True):
+        """read(TIDS), then remove the trigger."""
+        out = self.read(tids, isa_amd)
+        if self.trig:
+            try:
+                self._write("!" + self.SPEC)
+            except OSError:
+                pass
         return out
 
 

@@ -9,3 +9,12 @@ BZIMAGE = os.path.join(GUEST, "bzImage")
 VMLINUX = os.path.join(GUEST, "vmlinux")
 INITRD = os.path.join(GUEST, "initrd.img")
 TESTHOST_RUN = os.path.join(REPO, "tests", "testhost", "run.sh")
+
+# The guest kernels guest/build.sh makes (one initrd serves both):
+# "stock" is Debian's linux-image, "small" the same source built with
+# guest/small.config.  Each as a bzImage and as the uncompressed vmlinux.
+KERNELS = {
+    "stock": {"bzImage": BZIMAGE, "vmlinux": VMLINUX},
+    "small": {"bzImage": os.path.join(GUEST, "small", "bzImage"),
+              "vmlinux": os.path.join(GUEST, "small", "vmlinux")},
+}

@@ -14,14 +14,21 @@
 #
 # Environment: VMM_BIN (default build/vmm), RUN_OUT (logs, default
 # build/run), RUN_JOBS (default "randread-4k randwrite-4k"), RUN_CPUS=2,
-# RUN_QUEUES=2, RUN_MEM=512, RUN_DISK=ram:1G.
+# RUN_QUEUES=2, RUN_MEM=512, RUN_DISK=ram:1G; KERNEL=small (`make run
+# KERNEL=small`) boots the small kernel guest/build.sh makes, KERNEL=stock
+# or a path another one (default: Debian's, build/guest/bzImage).
 # Exit status 0 when every job ran and reported.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$here/../.." && pwd)
 cd "$REPO"
 VMM=vmm
+case ${KERNEL:-} in
+stock) KERNEL=$REPO/build/guest/bzImage ;;
+small) KERNEL=$REPO/build/guest/small/bzImage ;;
+esac
 . "$here/lib.sh"
+[ -f "$KERNEL" ] || { echo "run: error: no kernel $KERNEL (make guest)" >&2; exit 1; }
 
 E2E_OUT=${RUN_OUT:-$REPO/build/run}
 JOBS=${RUN_JOBS:-randread-4k randwrite-4k}
