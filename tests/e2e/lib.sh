@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # tests/e2e/lib.sh: booting the guest image (guest/) under a VMM, shared by
-# tests/e2e/run.sh, tests/e2e/run-main.sh and bench/vmm-vs-qemu.sh.
+# tests/e2e/run-main.sh.
 # Sourced, not executed.
 #
 # Settings (the caller may change them between boots; `local` works too):
