@@ -109,8 +109,10 @@ int boot_parse(const uint8_t *img, size_t size, struct boot_kernel *k,
 		return bad(msg, msglen, "no boot signature (HdrS)");
 	if (h->version < MIN_VERSION)
 		return bad(msg, msglen, "boot protocol older than 2.12");
-	if (!h->relocatable_kernel)
-		return bad(msg, msglen, "kernel is not relocatable");
+	/* relocatable_kernel is not checked: the protected-mode part is
+	 * always loaded at 1 MiB, the default code32_start, which is where a
+	 * kernel that is not relocatable must be; its decompressor then
+	 * places the kernel at pref_address (boot_kernel_needs). */
 	if (!(h->xloadflags & XLF_KERNEL_64))
 		return bad(msg, msglen, "no 64-bit entry point");
 	if (!(h->loadflags & LOADED_HIGH))
