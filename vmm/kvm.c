@@ -80,13 +80,38 @@ static int vm_slot(struct vm *vm, unsigned int slot, uint64_t gpa,
 	return gmem_add(&vm->mem, gpa, size, hva);
 }
 
+/* Guest RAM on a 2 MiB boundary, with transparent huge pages where the
+ * host allows them (QEMU asks for them too; Debian's default is
+ * "madvise"): one host fault and one nested page-table entry per 2 MiB
+ * instead of 512, for the loader's copy of the kernel and the guest's
+ * first touch of its memory.  Returns MAP_FAILED with errno set. */
+static uint8_t *ram_map(uint64_t size)
+{
+	const size_t huge = 2u << 20;
+	size_t len = size + huge, head, tail;
+	uint8_t *p, *a;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return MAP_FAILED;
+	a = (uint8_t *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
+	head = (size_t)(a - p);
+	tail = len - head - size;
+	if (head)
+		munmap(p, head);
+	if (tail)
+		munmap(a + size, tail);
+	(void)madvise(a, size, MADV_HUGEPAGE); /* advice; no THP is fine */
+	return a;
+}
+
 static int vm_ram(struct vm *vm, uint64_t mem, char *msg, size_t msglen)
 {
 	int r;
 
 	boot_split(mem, &vm->low, &vm->high);
-	vm->ram = mmap(NULL, mem, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	vm->ram = ram_map(mem);
 	if (vm->ram == MAP_FAILED) {
 		vm->ram = NULL;
 		return kvm_err(msg, msglen, "cannot map guest RAM", errno);
