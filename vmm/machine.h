@@ -95,6 +95,12 @@ void machine_exit(struct machine *m, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 bool machine_exiting(struct machine *m);
 
+/* run.c: at -vv, each set-up stage's time since startup_begin() (the
+ * start of `vmm run`), for the boot benchmark's "launch to first
+ * instruction". */
+void startup_begin(void);
+void startup_mark(const char *stage);
+
 /* vcpu.c */
 int vcpu_start(struct vcpu *c);
 void vcpu_kick(struct vcpu *c);

@@ -305,6 +305,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	vlog_set_level(verbose > 1 ? VLOG_DEBUG :
 		       verbose ? VLOG_INFO : VLOG_WARN);
+	startup_begin();
 	memset(&in, 0, sizeof(in));
 	/* Before the disks: their iothreads start with them and take their
 	 * filters at once, and take the signal mask. */
@@ -317,6 +318,7 @@ static int cmd_run(int argc, char **argv)
 		inputs_free(&in);
 		return usage_error(msg);
 	}
+	startup_mark("inputs read, disks open");
 	status = machine_run(&cfg, in.disk, &in.k, in.initrd, in.initrd_size);
 	inputs_free(&in); /* disks the machine took are NULL here */
 	return status;

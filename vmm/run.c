@@ -45,6 +45,19 @@ bool machine_exiting(struct machine *m)
 	return __atomic_load_n(&m->exiting, __ATOMIC_ACQUIRE);
 }
 
+static uint64_t startup_t0;
+
+void startup_begin(void)
+{
+	startup_t0 = mono_ns();
+}
+
+void startup_mark(const char *stage)
+{
+	pr_debug("startup: %s at %.1f ms", stage,
+		 (double)(mono_ns() - startup_t0) / 1e6);
+}
+
 static void on_serial_irq(void *opaque, int level)
 {
 	struct machine *m = opaque;
@@ -165,6 +178,7 @@ static int machine_build(struct machine *m, struct blk_dev **disks,
 		pr_err("%s", msg);
 		return r;
 	}
+	startup_mark("VM and its RAM");
 	if (cfg->cpus > (unsigned int)vm_max_vcpus(&m->vm)) {
 		pr_err("%u vCPUs requested, KVM supports %d", cfg->cpus,
 		       vm_max_vcpus(&m->vm));
@@ -176,6 +190,7 @@ static int machine_build(struct machine *m, struct blk_dev **disks,
 		pr_err("%s", msg);
 		return r;
 	}
+	startup_mark("kernel and initrd in RAM");
 	r = machine_pci(m, disks);
 	if (!r)
 		r = machine_legacy(m);
@@ -183,9 +198,12 @@ static int machine_build(struct machine *m, struct blk_dev **disks,
 		pr_err("cannot set up devices: %s", strerror(-r));
 		return r;
 	}
+	startup_mark("devices");
 	r = machine_cpus(m, &regs);
 	if (r)
 		pr_err("cannot set up vCPUs: %s", strerror(-r));
+	else
+		startup_mark("vCPUs");
 	return r;
 }
 

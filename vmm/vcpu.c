@@ -106,6 +106,8 @@ static void *vcpu_main(void *arg)
 	sigaddset(&set, SIG_KICK);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	sandbox_enter(SANDBOX_VCPU);
+	if (c->id == 0)
+		startup_mark("first KVM_RUN");
 	while (!machine_exiting(c->m)) {
 		if (ioctl(c->fd, KVM_RUN, 0) < 0) {
 			int e = errno;

@@ -67,6 +67,15 @@ expect() {
 expect reset 0 "smoke guest up" -- run -k "$OUT/RESET.img" -m 32M
 expect reset-elf 0 "smoke guest up" -- run -k "$OUT/RESET.elf" -m 32M
 expect triple 4 "triple fault" -- run -k "$OUT/TRIPLE.img" -m 32M
+# -vv: the set-up stages, in their order, with their times.
+expect startup 0 "startup: first KVM_RUN at [0-9.]* ms" -- \
+	run -vv -k "$OUT/RESET.img" -m 32M
+got=$(sed -n 's/.*startup: \(.*\) at [0-9.]* ms$/\1/p' "$OUT/startup.err" | paste -sd/)
+if [ "$got" = "inputs read, disks open/VM and its RAM/kernel and initrd in RAM/devices/vCPUs/first KVM_RUN" ]; then
+	ok startup-stages
+else
+	ko startup-stages "stages: $got"
+fi
 # The vCPU as firmware would leave it (vmm/kvm.c: vm_vcpu_msrs) and the
 # TSC-deadline timer offered, as QEMU does.
 expect cpu-setup 0 "tsc-deadline=1 mtrr-def-type=0000000000000806 misc-enable=0000000000000001" \
