@@ -49,6 +49,13 @@ DEFAULT_CONFIGS = ["vmm", "vmm-elf", "qemu", "qemu-pvh"]
 STAGES = ("entry", "first_line", "init", "exit")
 CMDLINE_EXTRA = "earlyprintk=ttyS0 loglevel=6"
 INIT_LINE = re.compile(r"^guest: init uptime=([0-9.]+)")
+STARTUP_LINE = re.compile(r"startup: (.+) at ([0-9.]+) ms$")
+
+
+def vmm_startup(stderr):
+    """[(stage, ms)] from our VMM's -vv lines, in their order."""
+    return [(m.group(1), float(m.group(2))) for m in
+            (STARTUP_LINE.search(l) for l in stderr.splitlines()) if m]
 
 
 def parse_config(spec):
@@ -111,8 +118,10 @@ def argv_for(cfg, kernel, disk, args):
     cmdline = cmdlines.guest_cmdline(script="true", disk_serial="data", extra=CMDLINE_EXTRA)
     d = dict(disk, queues=args.queues)
     if cfg["kind"] == "vmm":
+        # -vv: our set-up stages' times on stderr (vmm/run.c startup_mark)
         return cmdlines.vmm_argv(image, paths.INITRD, cmdline, args.mem, args.cpus, [d],
-                                 cfg["opts"].get("bin", paths.VMM_BIN), verbose=False)
+                                 cfg["opts"].get("bin", paths.VMM_BIN), verbose=False,
+                                 extra=["-vv"])
     # No ACPI in the small kernel: QEMU then names the virtio-mmio disks
     # on the kernel's command line.
     machine = cfg["machine"] and cfg["machine"] + ",acpi=off"
@@ -156,6 +165,8 @@ def one_boot(cfg, kernel, disk, args, log_path):
         rec["guest_uptime_at_init"] = seen["uptime"]
         rec["exits_to_init"] = seen["exits_init"]
         rec["exits"] = all_exits
+        if cfg["kind"] == "vmm":
+            rec["vmm_startup_ms"] = vmm_startup(g.stderr)
     return rec
 
 
@@ -257,6 +268,15 @@ def analyse(out_dir):
                         "%.0f" % statistics.mean([r["exits_to_init"].get(x, 0) for r in ok])
                         for x in reasons)))
             out.append("")
+        # Our VMM's own set-up stages (-vv), mean ms since `vmm run` began.
+        for c in configs:
+            ok = [r for r in runs if r["config"] == c and r["job"] == k and r.get("vmm_startup_ms")]
+            if ok:
+                stages = [s for s, _ in ok[0]["vmm_startup_ms"]]
+                out.append("%s set-up, mean ms since `vmm run` began (%d boots): %s" % (
+                    c, len(ok), ", ".join("%s %.1f" % (s, statistics.mean(
+                        [dict(r["vmm_startup_ms"]).get(s, 0) for r in ok])) for s in stages)))
+        out.append("")
         # Ours against QEMU's best on the same file.
         for ours, peers in (("vmm-elf", ("qemu-pvh", "qemu-microvm")), ("vmm", ("qemu",))):
             peers = [p for p in peers if (p, "init") in means]

@@ -82,3 +82,14 @@ def test_analyse_gives_small_over_stock_per_configuration(tmp_path):
     write_runs(tmp_path, runs)
     line = [l for l in boot.analyse(str(tmp_path)).splitlines() if "small / stock" in l][0]
     assert "vmm-elf" in line and "0.20x" in line
+
+
+def test_our_setup_stages_are_read_from_the_vmm_messages(tmp_path):
+    err = ("vmm: debug: startup: inputs read, disks open at 7.0 ms\n"
+           "vmm: something else\nvmm: debug: startup: first KVM_RUN at 21.5 ms\n")
+    assert boot.vmm_startup(err) == [("inputs read, disks open", 7.0), ("first KVM_RUN", 21.5)]
+    runs = [dict(rec(0, "vmm-elf", "small", 1.0), vmm_startup_ms=[["first KVM_RUN", 20.0]]),
+            dict(rec(1, "vmm-elf", "small", 1.0), vmm_startup_ms=[["first KVM_RUN", 30.0]])]
+    write_runs(tmp_path, runs)
+    assert "vmm-elf set-up, mean ms since `vmm run` began (2 boots): first KVM_RUN 25.0" \
+        in boot.analyse(str(tmp_path))
