@@ -122,3 +122,11 @@ def pytest_terminal_summary(terminalreporter):
         tr.write_sep("=", "guest deaths tried again (the test host's): %d" % len(guestrun.RETRIED))
         for log, outcome in guestrun.RETRIED:
             tr.write_line("%s: %s" % (outcome, log))
+    if RECORD:
+        # The same, in a file beside the record: the test host's console
+        # channel back to us has lost bytes under load.
+        with open(os.path.join(os.path.dirname(RECORD), "figures.txt"), "a") as f:
+            for nodeid, text in NOTES:
+                f.write("%s: %s\n" % (nodeid, text))
+            for log, outcome in guestrun.RETRIED:
+                f.write("guest death tried again: %s: %s\n" % (outcome, log))
