@@ -190,8 +190,9 @@ def load_fio(path):
     m = re.search(r"^\{", text, re.M)
     if not m:
         return None
-    # The guest trims fio's JSON (bench/lib/fio-trim.awk) and may leave a
-    # comma before a closing brace where it dropped the last member.
+    # The guest trims fio's JSON (bench/lib/fio-trim.awk); before
+    # 2026-12-01 the trimmer could leave a comma before a closing brace
+    # where it dropped the last member (results made then are still read).
     text = re.sub(r",(\s*[}\]])", r"\1", text[m.start():])
     try:
         obj, _ = json.JSONDecoder().raw_decode(text)
@@ -448,6 +449,7 @@ def table_md(meta, results, problems, regress):
                      ("fio_sets", "fio overrides"), ("qemu", "QEMU"),
                      ("guest_fio", "fio in the guest"), ("host_fio", "fio on the host"),
                      ("repeats", "Repeats per configuration"),
+                     ("order_seed", "Order of the runs, seed"),
                      ("elapsed", "Took (lock wait, test host boot and analysis included)")):
         if meta.get(k):
             v = meta[k]

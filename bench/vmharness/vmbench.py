@@ -1,0 +1,729 @@
+"""bench/vmbench: fio jobs from guest/jobs/ in Linux guests under a list of
+storage configurations, compared with statistics (bench/README.md).
+
+Layout of one invocation:
+  outer  (this machine, this module): parse options, build the plan
+         (configurations x queue counts x guest counts x fio points, R
+         interleaved repeats, each repeat in its own shuffled order), write
+         it to OUT/plan.json and the fio job files to OUT/jobs/, decide
+         where guests can run (vmm probe), then run the inner part here or
+         inside the test host (testhost.run_inside: one boot for the whole
+         plan, under /tmp/testhost.lock, booted again if it dies), then
+         analyse with bench/lib/vmstats.py.
+  inner  (vmbench_run: where KVM runs standard guests) boots the guests,
+         releases the fio points with a barrier, saves every fio JSON.
+"""
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+from . import paths, plan, testhost
+
+LIB = os.path.join(paths.REPO, "bench", "lib")
+JOBS_DIR = os.path.join(paths.REPO, "guest", "jobs")
+
+USAGE = """\
+Usage: bench/vmbench [OPTION]...
+       bench/vmbench --scenario plug|peers|scaling [OPTION]...
+       bench/vmbench --scenario regress REV_A REV_B [OPTION]...
+       bench/vmbench --scenario hw-check [-o OUTDIR] [--budget S] [--allow-slow]
+       bench/vmbench --analyze OUTDIR
+       bench/vmbench --resume OUTDIR
+
+Runs fio jobs (guest/jobs/NAME.fio) in guests under each configuration,
+R times each, interleaved (every configuration once per repeat, in an
+order shuffled anew in each repeat, seeded and recorded), and compares
+every figure (IOPS, bandwidth, mean and p99 completion latency) with the
+first configuration: mean, standard deviation, 95% confidence interval,
+difference in percent with its 95% confidence interval, Welch's t-test
+p-value (significant when p < 0.05).  Prints a markdown table; writes CSV,
+JSON and PNG plots to OUT.
+
+Configurations (-c, repeatable; the first one is the baseline):
+  vmm[:OPT,...]    our VMM (build/vmm).  OPT: queues=N batch=on|off poll=US
+                   backend=file|ram direct=auto|on|off bin=PATH name=LABEL
+  qemu[:OPT,...]   QEMU with KVM, virtio-blk-pci, same vCPUs, queues and
+                   disks.  OPT: queues=N iothread=on|off
+                   aio=io_uring|native|threads cache=auto|none|writeback
+                   name=LABEL
+  host[:name=L]    the host (or test host) itself: /usr/bin/fio, the same
+                   job on the same backing file (the physical limit)
+  direct=auto/cache=auto: O_DIRECT (cache=none) where the backing file's
+  filesystem supports it (not on the test host's tmpfs).
+
+Options:
+  -j, --job NAME[,NAME...]  fio jobs from guest/jobs (default randread-4k)
+  -c, --config SPEC         add a configuration (default: qemu, vmm)
+  -r, --repeats R           runs per configuration (default 3)
+      --runtime S           fio runtime=S for every job (time cap for
+                            size-based jobs)
+      --set KEY=VALUE       fio option for every job (repeatable)
+      --bs LIST             sweep block size (e.g. 4k,16k,64k)
+      --iodepth LIST        sweep queue depth
+      --numjobs LIST        sweep fio numjobs
+      --sweep KEY=V1,V2     sweep any fio option (repeatable)
+      --queues LIST         sweep virtqueue count (overrides queues=)
+      --guests LIST         guests at once, e.g. 1,2,4 or 1-4 (default 1);
+                            each has its own disk, figures are summed
+      --cpus N              vCPUs per guest (default 2)
+      --mem SIZE            RAM per guest (default 512M)
+      --disk-size SIZE      data disk per guest (default 512M)
+      --boot-timeout S      per guest boot (default 300)
+      --seed N              seed of the order within each repeat
+                            (default: the time)
+  -o, --out DIR             results (default build/vmbench/NAME-DATE)
+      --where auto|host|testhost
+                            where guests run (default: `vmm probe` decides)
+      --title TEXT          title of the table and plots
+      --analyze DIR         only redo the analysis of an earlier run
+      --resume DIR          run what an interrupted invocation left undone
+                            (same plan, same directory), then analyse
+  -h, --help
+
+Scenarios (defaults; later options override them):
+  plug      seed 004: our VMM, RAM disk, batch=on (baseline) vs batch=off,
+            job seed-virtio-blk further reduced (numjobs=32, each phase
+            time_based for runtime=3 s), 1 vCPU, 1 queue
+  peers     qemu (baseline), vmm, host; randread-4k and randwrite-4k;
+            queues 1 and 2; runtime 3
+  scaling   qemu (baseline), vmm; randread-4k; 1..4 guests at once, 1 vCPU
+            and 1 queue each; runtime 3
+  regress A B  two builds of our VMM (git revisions; "work" = the working
+            tree's build/vmm), each built in a worktree under build/regress/;
+            randread-4k randwrite-4k seq-read seq-write; lists every
+            figure where B is significantly worse than A
+  hw-check  for a machine with hardware KVM: checks /dev/kvm and its speed
+            (status 3 when it is not fast), builds what is missing, then
+            peers and scaling (runtime 4, --guests 1-4) in time boxes that
+            share --budget S (480), into OUT/peers, OUT/scaling and
+            OUT/hw-check.md (default OUT build/hw-check-DATE).
+            --allow-slow goes on without a fast KVM (through the test host).
+Environment: VMBENCH_WHERE, VMBENCH_HOST_FIO (default /usr/bin/fio),
+  VMBENCH_FULL_JSON=1 (fio's JSON untrimmed), VMM_BIN,
+  TESTHOST_MEM/TESTHOST_SMP/TESTHOST_TIMEOUT (test host),
+  HWCHECK_BUDGET/HWCHECK_RUNTIME/HWCHECK_GUESTS/HWCHECK_ALLOW_SLOW (hw-check).
+"""
+
+
+class Error(Exception):
+    """Bad use: one line on stderr, status 2, nothing created."""
+
+
+def say(msg):
+    print("vmbench: %s" % msg, file=sys.stderr, flush=True)
+
+
+# ---- pure helpers (tests/py/test_vmbench.py) --------------------------------
+
+def hms(s):
+    """Seconds as "1m05s"."""
+    s = int(s)
+    return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s
+
+
+def size_mb(v):
+    """A size (512M, 1G, 64k, 1024) in MiB."""
+    m = re.fullmatch(r"(\d+)([kKmMgG]?)", str(v))
+    if not m:
+        raise Error("bad size '%s' (N, Nk, NM or NG)" % v)
+    n, u = int(m.group(1)), m.group(2).lower()
+    return {"k": (n + 1023) // 1024, "m": n, "g": n * 1024, "": n}[u]
+
+
+def expand_list(s):
+    """"1-4" and "1,2,4" as lists of words."""
+    out = []
+    for w in s.split(","):
+        a, dash, b = w.partition("-")
+        if dash and a.isdigit() and b.isdigit():
+            out += [str(i) for i in range(int(a), int(b) + 1)]
+        elif w:
+            out.append(w)
+    return out
+
+
+def positive(s):
+    return bool(re.fullmatch(r"[0-9]+", s)) and int(s) > 0
+
+
+CHOICES = {
+    ("vmm", "batch"): ("on", "off"), ("vmm", "backend"): ("file", "ram"),
+    ("vmm", "direct"): ("auto", "on", "off"),
+    ("qemu", "iothread"): ("on", "off"),
+    ("qemu", "aio"): ("io_uring", "native", "threads"),
+    ("qemu", "cache"): ("auto", "none", "writeback"),
+}
+DEFAULTS = {"name": "", "queues": "", "batch": "", "poll": "", "backend": "file",
+            "direct": "auto", "bin": "", "iothread": "on", "aio": "io_uring", "cache": "auto"}
+
+
+def parse_config(spec):
+    """vmm[:OPT,...], qemu[:OPT,...] or host[:name=L] as a dict: kind, the
+    options (DEFAULTS filled in) and label; Error on a bad spec."""
+    kind, colon, opts = spec.partition(":")
+    if kind not in ("vmm", "qemu", "host"):
+        raise Error("bad configuration '%s' (vmm, qemu or host)" % spec)
+    c = dict(DEFAULTS, kind=kind)
+    for w in opts.split(",") if opts else ():
+        k, eq, v = w.partition("=")
+        if not eq:
+            raise Error("configuration '%s': '%s' is not KEY=VALUE" % (spec, w))
+        if k == "name" or (kind, k) in (("vmm", "bin"),):
+            c[k] = v
+        elif k == "queues" and kind != "host":
+            if not positive(v):
+                raise Error("configuration '%s': queues=%s" % (spec, v))
+            c[k] = v
+        elif k == "poll" and kind == "vmm":
+            if not re.fullmatch(r"[0-9]+", v):
+                raise Error("configuration '%s': poll=US (microseconds)" % spec)
+            c[k] = v
+        elif (kind, k) in CHOICES:
+            if v not in CHOICES[(kind, k)]:
+                raise Error("configuration '%s': %s=%s" % (spec, k, "|".join(CHOICES[(kind, k)])))
+            c[k] = v
+        else:
+            raise Error("configuration '%s': unknown option '%s' for %s" % (spec, k, kind))
+    c["label"] = c["name"] or label_of(c)
+    if re.search(r"[\t,;\"]", c["label"]):
+        raise Error("configuration label '%s': no tabs, commas, semicolons or quotes" % c["label"])
+    return c
+
+
+def label_of(c):
+    words = [c["kind"]]
+    for k, plain in (("batch", ""), ("poll", "")):
+        if c[k] != plain:
+            words.append("%s=%s" % (k, c[k]))
+    if c["backend"] != "file":
+        words.append(c["backend"])
+    if c["direct"] != "auto":
+        words.append("direct=" + c["direct"])
+    if c["queues"]:
+        words.append("q" + c["queues"])
+    if c["iothread"] != "on":
+        words.append("no-iothread")
+    for k, plain in (("aio", "io_uring"), ("cache", "auto")):
+        if c[k] != plain:
+            words.append("%s=%s" % (k, c[k]))
+    if c["bin"]:
+        words.append(os.path.basename(os.path.dirname(os.path.dirname(c["bin"]))))
+    return " ".join(words)
+
+
+def _key(line):
+    return re.sub(r"[ \t]*=.*", "", line)
+
+
+def rewrite_job(text, sets=(), drop=()):
+    """A fio job file without its comments and blank lines, with each
+    K=V of SETS put into [global] (every other line setting K, in any
+    section, removed) and every line setting a key of DROP removed."""
+    skip = {_key(s) for s in sets} | set(drop)
+    out, seen_global = [], False
+    for raw in text.splitlines():
+        line = raw.strip(" \t\r")
+        if not line or line[0] in ";#":
+            continue
+        if line.startswith("["):
+            if not seen_global:
+                out += ([line] if line == "[global]" else ["[global]"]) + list(sets)
+                seen_global = True
+                if line == "[global]":
+                    continue
+            out.append(line)
+            continue
+        if _key(line) not in skip:
+            out.append(line)
+    if not seen_global:
+        out += ["[global]"] + list(sets)
+    return "\n".join(out) + "\n"
+
+
+def fio_points(jobs, sweeps):
+    """jobs x every sweep (cartesian): [(job, "k=v k2=v2")]."""
+    points = [(j, []) for j in jobs]
+    for sw in sweeps:
+        k, eq, vals = sw.partition("=")
+        if not eq or not k or not vals:
+            raise Error("sweep '%s': KEY=V1,V2,..." % sw)
+        points = [(j, ps + ["%s=%s" % (k, v)]) for j, ps in points for v in vals.split(",") if v]
+    return [(j, " ".join(ps)) for j, ps in points]
+
+
+def run_order(plan_, repeat):
+    """The runs of REPEAT (1-based) in their order: [(guests, queues,
+    cfg index)], shuffled with the plan's seed (plan.rounds), the same on
+    every resume."""
+    cfgs = [{"name": str(i), "opts": {}} for i in range(len(plan_["cfgs"]))]
+    units = ["%s|%s" % (g, q) for g in plan_["glist"] for q in plan_["qlist"]]
+    out = []
+    for rnd, _, cfg, unit in plan.rounds(cfgs, units, plan_["repeats"], plan_["seed"]):
+        if rnd == repeat - 1:
+            g, q = unit.split("|")
+            out.append((int(g), q, int(cfg["name"])))
+    return out
+
+
+def run_queues(plan_, cfg, q):
+    """The queue count of a run ("-" for the host: it has none, and runs
+    once per queue count swept so that each group has its row)."""
+    if cfg["kind"] == "host":
+        return q or "-"
+    return q or cfg["queues"] or str(plan_["cpus"])
+
+
+# ---- options ----------------------------------------------------------------
+
+VALUED = {"-j": "jobs", "--job": "jobs", "--jobs": "jobs", "-r": "repeats",
+          "--repeats": "repeats", "--runtime": "runtime", "--queues": "queues",
+          "--guests": "guests", "--cpus": "cpus", "--mem": "mem", "--disk-size": "disk",
+          "--boot-timeout": "boot_timeout", "-o": "out", "--out": "out",
+          "--where": "where", "--title": "title", "--seed": "seed",
+          "--budget": "budget"}
+
+
+def parse_args(argv):
+    """The options as a dict (what was not given is None or empty)."""
+    o = {v: None for v in VALUED.values()}
+    o.update(cfgs=[], sets=[], sweeps=[], scenario=None, regress=None,
+             analyze=None, resume=None, inner=None, help=False, allow_slow=False)
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-h", "--help"):
+            o["help"] = True
+            i += 1
+            continue
+        if a == "--allow-slow":
+            o["allow_slow"] = True
+            i += 1
+            continue
+        if i + 1 >= len(argv):
+            raise Error("option '%s' needs a value (see --help)" % a)
+        v = argv[i + 1]
+        if a in VALUED:
+            o[VALUED[a]] = v
+        elif a in ("-c", "--config"):
+            o["cfgs"].append(v)
+        elif a == "--set":
+            o["sets"].append(v)
+        elif a in ("--bs", "--iodepth", "--numjobs"):
+            o["sweeps"].append("%s=%s" % (a[2:], v))
+        elif a == "--sweep":
+            o["sweeps"].append(v)
+        elif a in ("--analyze", "--resume", "--inner"):
+            o[a[2:]] = v
+        elif a == "--scenario":
+            o["scenario"] = v
+            if v == "regress":
+                if i + 3 >= len(argv):
+                    raise Error("--scenario regress REV_A REV_B")
+                o["regress"] = (argv[i + 2], argv[i + 3])
+                i += 2
+        else:
+            raise Error("unknown option '%s' (see --help)" % a)
+        i += 2
+    return o
+
+
+SCENARIOS = {
+    "plug": {"cfgs": ["vmm:backend=ram,batch=on,queues=1,name=batch=on",
+                      "vmm:backend=ram,batch=off,queues=1,name=batch=off"],
+             "jobs": "seed-virtio-blk", "d_sets": ["numjobs=32", "time_based=1"],
+             "runtime": "3", "cpus": "1"},
+    "peers": {"cfgs": ["qemu", "vmm", "host"], "jobs": "randread-4k,randwrite-4k",
+              "queues": "1,2", "runtime": "3"},
+    "scaling": {"cfgs": ["qemu", "vmm"], "jobs": "randread-4k", "guests": "1-4",
+                "queues": "1", "cpus": "1", "runtime": "3"},
+    "regress": {"jobs": "randread-4k,randwrite-4k,seq-read,seq-write", "runtime": "3"},
+}
+
+
+def apply_defaults(o):
+    """The scenario's defaults for what the options left open, then the
+    general ones.  Returns the fio overrides every job gets."""
+    sc = o["scenario"]
+    if sc is not None and sc not in SCENARIOS:
+        raise Error("unknown scenario '%s' (plug, peers, scaling, regress, hw-check)" % sc)
+    d = SCENARIOS.get(sc, {})
+    if not o["cfgs"]:
+        o["cfgs"] = list(d.get("cfgs", ["qemu", "vmm"]))
+    for k in ("jobs", "queues", "guests", "cpus", "runtime"):
+        if o[k] is None:
+            o[k] = d.get(k)
+    for k, v in (("jobs", "randread-4k"), ("repeats", "3"), ("cpus", "2"), ("mem", "512M"),
+                 ("disk", "512M"), ("boot_timeout", "300")):
+        if o[k] is None:
+            o[k] = v
+    for k in ("repeats", "cpus", "boot_timeout"):
+        if not positive(o[k]):
+            raise Error("--%s %s" % (k.replace("_", "-"), o[k]))
+    if o["runtime"] is not None and not positive(o["runtime"]):
+        raise Error("--runtime %s" % o["runtime"])
+    sets = list(d.get("d_sets", [])) + o["sets"]
+    if o["runtime"]:
+        sets.append("runtime=" + o["runtime"])
+    for w in sets:
+        if "=" not in w:
+            raise Error("--set %s: KEY=VALUE" % w)
+    return sets
+
+
+# ---- regress ----------------------------------------------------------------
+
+def git(*args, check=False):
+    r = subprocess.run(["git", "-C", paths.REPO] + list(args), capture_output=True, text=True)
+    if check and r.returncode:
+        raise Error("git %s: %s" % (" ".join(args), r.stderr.strip()))
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def regress_build(rev):
+    """The path of a build of REV's build/vmm, made in a git worktree
+    under build/regress/ ("work": this tree's build/vmm)."""
+    if rev == "work":
+        if not os.access(paths.VMM_BIN, os.X_OK):
+            raise Error("regress: no build/vmm in the working tree (make first)")
+        return paths.VMM_BIN
+    sha = git("rev-parse", "--verify", "-q", rev + "^{commit}")
+    if not sha:
+        raise Error("regress: unknown revision '%s'" % rev)
+    wt = os.path.join(paths.BUILD, "regress", sha[:12])
+    if not os.path.exists(os.path.join(wt, ".git")):
+        os.makedirs(os.path.dirname(wt), exist_ok=True)
+        if subprocess.run(["git", "-C", paths.REPO, "worktree", "add", "--detach", wt, sha],
+                          stdout=sys.stderr).returncode:
+            raise Error("regress: git worktree add %s failed" % wt)
+    say("regress: building %s (%s) in %s" % (rev, sha[:12], os.path.relpath(wt, paths.REPO)))
+    with open(wt + ".make.log", "w") as log:
+        r = subprocess.run(["make", "-C", wt, "-j%d" % os.cpu_count(), "WERROR=", "build/vmm"],
+                           stdout=log, stderr=subprocess.STDOUT)
+    if r.returncode:
+        with open(wt + ".make.log") as f:
+            sys.stderr.write("".join(f.readlines()[-20:]))
+        raise Error("regress: build of %s failed (log: %s.make.log)" % (rev, wt))
+    return os.path.join(wt, "build", "vmm")
+
+
+def regress_name(rev):
+    if rev == "work":
+        return "work@" + (git("describe", "--always", "--dirty") or "?")
+    return "%s@%s" % (rev, git("rev-parse", "--short=8", rev + "^{commit}") or "?")
+
+
+# ---- the outer half ---------------------------------------------------------
+
+def sha12(path):
+    import hashlib
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:12]
+    except OSError:
+        return ""
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as f:
+        for l in f:
+            if l.startswith("model name"):
+                return l.split(":", 1)[1].strip()
+    return "?"
+
+
+def machine_line():
+    return "%s, %d cores, %.0f GiB" % (cpu_model(), os.cpu_count(), mem_total_gib())
+
+
+def mem_total_gib():
+    with open("/proc/meminfo") as f:
+        for l in f:
+            if l.startswith("MemTotal"):
+                return int(l.split()[1]) / 1048576
+    return 0.0
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def probe():
+    """(status, "guest loop: ... verdict: ...") of build/vmm probe."""
+    try:
+        r = subprocess.run([paths.VMM_BIN, "probe"], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return 124, "probe timed out"
+    lines = (r.stdout + r.stderr).splitlines()
+    return r.returncode, " ".join(l for l in lines if re.match(r"(guest loop|verdict)", l)) + " "
+
+
+def append_meta(out, *pairs):
+    with open(os.path.join(out, "meta.tsv"), "a") as f:
+        for k, v in pairs:
+            f.write("%s\t%s\n" % (k, v))
+
+
+def check(o):
+    """The options, checked (Error: nothing is created), with the
+    scenario's defaults: (configurations, queue list, guest list, fio
+    points, fio overrides, regress names or None)."""
+    given = bool(o["cfgs"])
+    sets = apply_defaults(o)
+    reg = None
+    if o["scenario"] == "regress":
+        ba, bb = (regress_build(r) for r in o["regress"])
+        na, nb = (regress_name(r) for r in o["regress"])
+        reg = ("A:" + na, "B:" + nb)
+        if na == nb:
+            raise Error("regress: A and B are the same build")
+        if not given:
+            o["cfgs"] = ["vmm:bin=%s,name=%s" % (ba, reg[0]), "vmm:bin=%s,name=%s" % (bb, reg[1])]
+    cfgs = [parse_config(s) for s in o["cfgs"]]
+    labels = [c["label"] for c in cfgs]
+    for i, l in enumerate(labels):
+        if l in labels[:i]:
+            raise Error("two configurations named '%s' (add name=...)" % l)
+    for c in cfgs:
+        b = c["bin"] or paths.VMM_BIN
+        if c["kind"] == "vmm" and not os.access(b, os.X_OK):
+            raise Error("no VMM binary %s (make it first)" % b)
+    qlist = expand_list(o["queues"]) if o["queues"] else [""]
+    glist = expand_list(o["guests"]) if o["guests"] else ["1"]
+    for w in qlist + glist:
+        if w and not positive(w):
+            raise Error("bad number '%s' in --queues/--guests" % w)
+    jobs = [j for j in o["jobs"].split(",") if j]
+    have = sorted(f[:-4] for f in os.listdir(JOBS_DIR) if f.endswith(".fio"))
+    for j in jobs:
+        if j not in have:
+            raise Error("no job guest/jobs/%s.fio (have: %s)" % (j, " ".join(have)))
+    points = fio_points(jobs, o["sweeps"])
+    if o["where"] not in ("auto", "host", "testhost"):
+        raise Error("--where must be auto, host or testhost")
+    if o["seed"] is not None and not re.fullmatch(r"[0-9]+", o["seed"]):
+        raise Error("--seed %s" % o["seed"])
+    size_mb(o["mem"]), size_mb(o["disk"])
+    return cfgs, qlist, glist, points, sets, reg
+
+
+def write_jobs(out, points, sets):
+    """OUT/jobs/pK.fio and OUT/points.tsv."""
+    os.makedirs(os.path.join(out, "jobs"))
+    with open(os.path.join(out, "points.tsv"), "w") as pt:
+        for i, (j, ps) in enumerate(points):
+            with open(os.path.join(JOBS_DIR, j + ".fio")) as f:
+                text = rewrite_job(f.read(), ps.split() + sets)
+            with open(os.path.join(out, "jobs", "p%d.fio" % i), "w") as f:
+                f.write(text)
+            pt.write("%d\t%s\t%s\n" % (i, j, ps or "-"))
+
+
+def copy_binaries(out, cfgs):
+    """Our VMM's binaries, copied to OUT/bin: others may rebuild build/vmm
+    while this runs, and every run of a configuration must use the same
+    binary.  Returns their "label=sha256" words."""
+    os.makedirs(os.path.join(out, "bin"))
+    sums = []
+    for i, c in enumerate(cfgs):
+        if c["kind"] != "vmm":
+            continue
+        dst = os.path.join(out, "bin", "vmm.%d" % i)
+        shutil.copy2(c["bin"] or paths.VMM_BIN, dst)
+        c["bin"] = dst
+        sums.append("%s=%s" % (c["label"], sha12(dst)))
+    return sums
+
+
+def prepare(o, argv):
+    """Everything before the runs: checks (Error, nothing created), then
+    OUT with plan.json, points.tsv, jobs/, bin/ and meta.tsv.  Returns
+    (OUT, where)."""
+    cfgs, qlist, glist, points, sets, reg = check(o)
+    labels = [c["label"] for c in cfgs]
+    seed = int(o["seed"]) if o["seed"] else int(time.time())
+    name = o["scenario"] or "custom"
+    out = os.path.abspath(o["out"] or os.path.join(
+        paths.BUILD, "vmbench", "%s-%s" % (name, time.strftime("%Y%m%d-%H%M%S"))))
+    if re.search(r"[\s,]", out):
+        raise Error("output directory must not contain spaces or commas: %s" % out)
+    os.makedirs(out, exist_ok=True)
+    for p in ("raw", "jobs", "bin", "plots", ".testhost"):
+        shutil.rmtree(os.path.join(out, p), ignore_errors=True)
+    for p in os.listdir(out):
+        if p in ("runs.tsv", "meta.tsv", "points.tsv", "failures.tsv", "plan.json",
+                 ".inner-done", "heartbeat") or p.startswith("testhost-failed."):
+            os.remove(os.path.join(out, p))
+    write_jobs(out, points, sets)
+    sums = copy_binaries(out, cfgs)
+    runtime = o["runtime"]
+    plan_ = {"cfgs": cfgs, "qlist": qlist, "glist": glist,
+             "points": [{"job": j, "params": ps} for j, ps in points],
+             "repeats": int(o["repeats"]), "cpus": int(o["cpus"]), "mem": o["mem"],
+             "disk": o["disk"], "boot_timeout": int(o["boot_timeout"]),
+             "step_timeout": int(runtime or 60) * 8 + 120, "sets": sets, "seed": seed,
+             "made": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    with open(os.path.join(out, "plan.json"), "w") as f:
+        json.dump(plan_, f, indent=1)
+
+    nruns = plan_["repeats"] * len(glist) * len(qlist) * len(cfgs)
+    say("%s: %d configuration(s) [%s], %d fio point(s), queues [%s], guests [%s], R=%s: %d runs"
+        % (name, len(cfgs), " ".join(labels), len(points), " ".join(q for q in qlist if q)
+           or "per config", " ".join(glist), o["repeats"], nruns))
+    say("results: %s" % os.path.relpath(out, paths.REPO))
+    guests = any(c["kind"] != "host" for c in cfgs)
+    if guests and subprocess.run([os.path.join(paths.REPO, "guest", "build.sh")],
+                                 stdout=sys.stderr).returncode:
+        raise Error("guest/build.sh failed")
+    if not os.access(paths.VMM_BIN, os.X_OK):
+        raise Error("build/vmm missing (make)")
+    prc, pout = probe()
+    say("vmm probe: %s" % pout)
+    where = o["where"]
+    if where == "auto":
+        where = "host" if prc == 0 or not guests else "testhost"
+    fio_ver = os.path.join(paths.GUEST, "cache", "fio.version")
+    meta = [
+        ("command", "bench/vmbench" + "".join(" " + shlex.quote(a) for a in argv)),
+        ("scenario", name), ("title", o["title"] or "vmbench " + name),
+        ("date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+        ("machine", machine_line()), ("kernel", "%s %s" % (os.uname().sysname, os.uname().release)),
+        ("kvmprobe", pout), ("where", where),
+        ("git", git("describe", "--always", "--dirty") or "unknown"),
+        ("repeats", o["repeats"]),
+        ("guest", "%s vCPU, %s RAM, %s data disk per guest" % (o["cpus"], o["mem"], o["disk"])),
+        ("fio_sets", " ".join(sets) or "none"),
+        ("queues_swept", "1" if o["queues"] else "0"),
+        ("order_seed", "%d (runs in a shuffled order within each repeat)" % seed)]
+    if sums:
+        meta.append(("vmm_sha256", " ".join(sums)))
+    meta.append(("guest_sha256", "bzImage=%s initrd=%s" % (sha12(paths.BZIMAGE), sha12(paths.INITRD))))
+    try:
+        with open(fio_ver) as f:
+            meta.append(("guest_fio", f.read().strip()))
+    except OSError:
+        meta.append(("guest_fio", "unknown"))
+    if reg:
+        meta.append(("regress", "%s\t%s" % reg))
+    append_meta(out, *meta)
+    return out, where
+
+
+def self_path():
+    """This program (bench/vmbench)."""
+    return os.path.abspath(sys.argv[0])
+
+
+def analyse(out):
+    if not os.path.exists(os.path.join(out, "runs.tsv")):
+        raise Error("%s holds no vmbench runs (no runs.tsv)" % out)
+    sys.path.insert(0, LIB)
+    import vmstats
+    return vmstats.analyse(out)
+
+
+def run_plan(out, where):
+    """Run (the rest of) the plan in OUT, here or in the test host, then
+    analyse.  Returns the runs' status."""
+    with open(os.path.join(out, "plan.json")) as f:
+        p = json.load(f)
+    nruns = p["repeats"] * len(p["cfgs"]) * len(p["qlist"]) * len(p["glist"])
+    bt, st, np_ = p["boot_timeout"], p["step_timeout"], len(p["points"])
+    t0 = time.time()
+    append_meta(out, ("load_before", loadavg()))
+    rc, boot = 0, 0
+    if where == "host":
+        say("running here (this host's KVM is fast, or no guest is needed)")
+        from . import vmbench_run
+        rc = vmbench_run.inner(out)
+    elif where == "testhost":
+        # Memory: each guest's RAM and disk, plus room for the test host.
+        maxg = max(int(g) for g in p["glist"])
+        need = max(6, (maxg * (size_mb(p["mem"]) + size_mb(p["disk"])) + 2048 + 1023) // 1024)
+        env = dict(os.environ)
+        env.setdefault("TESTHOST_MEM", "%dG" % need)
+        limit = int(env.get("TESTHOST_TIMEOUT") or 600 + nruns * (bt // 2 + np_ * st))
+        append_meta(out, ("testhost", "QEMU TCG, -smp %s -m %s (tests/testhost/run.sh)"
+                          % (env.get("TESTHOST_SMP", "2"), env["TESTHOST_MEM"])))
+        say("running inside the test host (one boot for all %d runs)" % nruns)
+        argv = [sys.executable or "python3", self_path(), "--inner", out]
+        # The emulated test host sometimes dies or locks up: boot it
+        # again, up to 3 times in all, for the runs not yet done.
+        for boot in (1, 2, 3):
+            th = os.path.join(out, ".testhost")
+            if os.path.isdir(th):  # the console of a test host that failed
+                os.rename(th, os.path.join(out, "testhost-failed." + time.strftime("%H%M%S")))
+            rc = testhost.run_inside(argv, out, timeout_s=limit, env=env,
+                                     stall_s=max(bt, st) + 120)
+            if os.path.exists(os.path.join(out, ".inner-done")) or rc not in (124, 125) or boot == 3:
+                break
+            say("the test host failed (status %d) before the end: booting it again "
+                "for the remaining runs" % rc)
+        append_meta(out, ("testhost_boots", boot))
+    else:
+        raise Error("--where must be auto, host or testhost")
+    append_meta(out, ("elapsed", hms(time.time() - t0)), ("load_after", loadavg()))
+    if rc:
+        say("the runs failed (status %d); analysing what there is" % rc)
+    runs = os.path.join(out, "runs.tsv")
+    if not os.path.exists(runs) or os.path.getsize(runs) == 0:
+        raise Error("no results")
+    if analyse(out):
+        say("analysis failed")
+        return 1
+    say("took %s; results in %s/ (table.md, summary.csv, summary.json, samples.csv, *.png)"
+        % (hms(time.time() - t0), os.path.relpath(out, paths.REPO)))
+    return rc
+
+
+def resume(d):
+    out = os.path.abspath(d)
+    if not os.path.isdir(out):
+        raise Error("--resume: no directory %s" % d)
+    if not (os.path.exists(os.path.join(out, "plan.json"))
+            and os.path.exists(os.path.join(out, "meta.tsv"))):
+        raise Error("--resume: %s holds no vmbench plan" % d)
+    if os.path.exists(os.path.join(out, ".inner-done")):
+        raise Error("--resume: every run of %s is done (--analyze redoes the analysis)" % d)
+    where = "host"
+    with open(os.path.join(out, "meta.tsv")) as f:
+        for l in f:
+            k, _, v = l.rstrip("\n").partition("\t")
+            if k == "where":
+                where = v
+    say("resuming the plan in %s" % os.path.relpath(out, paths.REPO))
+    return run_plan(out, where)
+
+
+def main(argv):
+    try:
+        o = parse_args(argv)
+        if o["help"]:
+            sys.stdout.write(USAGE)
+            return 0
+        if o["inner"]:
+            from . import vmbench_run
+            return vmbench_run.inner(os.path.abspath(o["inner"]))
+        if o["analyze"]:
+            return analyse(o["analyze"])
+        if o["resume"]:
+            return resume(o["resume"])
+        if o["scenario"] == "hw-check":
+            from . import vmbench_hw
+            return vmbench_hw.hw_check(o)
+        if o["where"] is None:
+            o["where"] = os.environ.get("VMBENCH_WHERE") or "auto"
+        out, where = prepare(o, argv)
+        return run_plan(out, where)
+    except Error as e:
+        print("vmbench: error: %s" % e, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        say("stopped")
+        return 130

@@ -1,0 +1,484 @@
+"""The inner half of bench/vmbench: runs where KVM runs standard guests
+(here on a hardware KVM, else inside the test host).  Boots the guests
+(guestrun.GuestRun, command lines from cmdlines), hands each its script on
+a small read-only control disk, releases the fio points with a barrier on
+that disk so that N guests run at the same time, and saves every fio JSON
+(fiojson) under OUT/raw/ with one line per guest and point in
+OUT/runs.tsv.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from . import cmdlines, fiojson, guestrun, paths
+from .vmbench import hms, rewrite_job, run_order, run_queues, say, size_mb
+
+# The guest's bootstrap (run64): find the control disk (serial vmbctl),
+# take the script from its first MiB, run it.
+BOOTSTRAP = r'''c=; for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = vmbctl ] && c=/dev/${b##*/}; done
+[ -n "$c" ] || { echo "vmbench: no control disk"; exit 9; }
+dd if=$c bs=65536 count=16 2>/dev/null | tr -d "\000" >/tmp/vmb.sh && sh /tmp/vmb.sh $c'''
+GO_OFFSET = 1 << 20  # the barrier word lives at 1 MiB of the control disk
+
+# Before each step the guest prints "=== VMB READY step ===" and waits
+# until the control disk says "go step" (O_DIRECT reads: no page cache in
+# the way), then runs fio and prints the JSON between guest/init's
+# FIO-JSON markers.
+GUEST_FUNCS = r'''c=$1
+waitgo() {
+	while :; do
+		w=$(dd if=$c bs=512 skip=2048 count=1 iflag=direct 2>/dev/null | tr -d '\000' | head -n 1)
+		[ "$w" = "go $1" ] && return 0
+		[ "$w" = abort ] && return 1
+		sleep 0.1
+	done
+}
+up() { cut -d' ' -f1 /proc/uptime; }
+pt() {
+	echo "vmbench: t=$(up) step $1 ready"
+	echo "=== VMB READY $1 ==="
+	waitgo "$1" || { echo "vmbench: aborted"; exit 3; }
+	echo "vmbench: t=$(up) step $1 go"
+	(cd /tmp && fio --eta=never --output-format=json --output=/tmp/$2.json /tmp/$2.fio 2>/tmp/$2.err)
+	rc=$?
+	echo "vmbench: t=$(up) step $1 fio done"
+	[ -f /tmp/$2.json ] && sed -n '/^{/q; s/^/fio: /p' /tmp/$2.json | head -n 20
+	sed '/^fio: /!s/^/fio: /' /tmp/$2.err | head -n 50
+	echo "=== FIO-JSON BEGIN $2 ==="
+	[ -f /tmp/$2.json ] && sed -n '/^{/,$p' /tmp/$2.json | $TRIM |
+		sed 's/^ *//; s/^\("[^"]*"\) : /\1:/'
+	echo "=== FIO-JSON END $2 rc=$rc ==="
+	rm -f /tmp/$2.json
+}
+'''
+READY = re.compile(r"^=== VMB READY (\S+) ===$")
+RUNS_HEAD = "run\trepeat\tcfg\tlabel\tkind\tqueues\tguests\tpoint\tguest\trc\tjson\tprobe_ns\tpos\n"
+
+
+def guest_script(out, steps):
+    """The script each guest runs: STEPS [(step, point)] in that order.
+    fio's JSON is trimmed (bench/lib/fio-trim.awk) to what vmstats reads:
+    each byte through the emulated UART costs exits (4 KB took 4-13 s in
+    the test host, the trimmed ~1 KB a fifth of that); VMBENCH_FULL_JSON=1
+    sends it whole."""
+    s = [GUEST_FUNCS]
+    if os.environ.get("VMBENCH_FULL_JSON"):
+        s.append("TRIM=cat\n")
+    else:
+        with open(os.path.join(paths.REPO, "bench", "lib", "fio-trim.awk")) as f:
+            s.append("TRIM=\"awk -f /tmp/vmb-trim.awk\"\ncat >/tmp/vmb-trim.awk <<'VMBENCH_EOF'\n"
+                     + f.read() + "VMBENCH_EOF\n")
+    for _, k in steps:
+        with open(os.path.join(out, "jobs", "p%d.fio" % k)) as f:
+            s.append("cat >/tmp/p%d.fio <<'VMBENCH_EOF'\n%sVMBENCH_EOF\n" % (k, f.read()))
+    s += ["pt %d p%d\n" % (st, k) for st, k in steps]
+    s.append('echo "=== VMB DONE ==="\n')
+    return "".join(s)
+
+
+def ctl_word(path, word):
+    """The barrier word, one 512-byte sector at 1 MiB."""
+    data = (word + "\n").encode().ljust(512, b"\0")
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.pwrite(fd, data, GO_OFFSET)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Run:
+    """What one run needs to know: the plan, its configuration, where the
+    disks are."""
+
+    def __init__(self, ctx, cfg, cfg_index, d, ng, q, steps):
+        self.ctx, self.cfg, self.c, self.dir, self.ng, self.q, self.steps = (
+            ctx, cfg, cfg_index, d, ng, q, steps)
+
+    def argv(self, g, ctl):
+        p, cfg, ctx = self.ctx.plan, self.cfg, self.ctx
+        cmdline = cmdlines.guest_cmdline(script=BOOTSTRAP, disk_serial="data")
+        control = {"path": ctl, "readonly": True, "queues": 1, "serial": "vmbctl",
+                   "iothread": False}
+        data = {"path": os.path.join(ctx.ddir, "data%d.img" % g), "queues": int(self.q),
+                "serial": "data"}
+        mem = size_mb(p["mem"])
+        if cfg["kind"] == "vmm":
+            if cfg["backend"] == "ram":
+                data["path"] = "ram:" + p["disk"]
+            else:
+                data["direct"] = cfg["direct"] == "on" or (cfg["direct"] == "auto" and ctx.direct)
+            data["opts"] = ["%s=%s" % (k, cfg[k]) for k in ("batch", "poll") if cfg[k]]
+            return cmdlines.vmm_argv(paths.BZIMAGE, paths.INITRD, cmdline, mem, p["cpus"],
+                                     [control, data], cfg["bin"] or paths.VMM_BIN, verbose=False)
+        cache = cfg["cache"] if cfg["cache"] != "auto" else ("none" if ctx.direct else "writeback")
+        data["direct"] = cache == "none"
+        data["iothread"] = cfg["iothread"] == "on"
+        argv = cmdlines.qemu_argv(paths.BZIMAGE, paths.INITRD, cmdline, mem, p["cpus"],
+                                  [control, data])
+        if cfg["aio"] != "io_uring":  # the data disk's -drive (cmdlines: io_uring)
+            i = argv.index("-drive", argv.index("-drive") + 1) + 1
+            argv[i] = argv[i].replace("aio=io_uring", "aio=" + cfg["aio"])
+        return argv
+
+
+class Guest:
+    """One guest of a run, in a thread: GuestRun, and the READY steps it
+    has printed."""
+
+    def __init__(self, argv, log, timeout):
+        self.ready = set()
+        self.error = None
+        self.run = guestrun.GuestRun(argv, timeout=timeout, log_path=log, on_line=self._line)
+        self.thread = threading.Thread(target=self._go, daemon=True)
+        self.thread.start()
+
+    def _line(self, line, proc):
+        m = READY.match(line)
+        if m:
+            self.ready.add(m.group(1))
+
+    def _go(self):
+        try:
+            self.run.run()
+        except Exception as e:  # the VMM could not start
+            self.error = e
+
+    def alive(self):
+        return self.thread.is_alive()
+
+    def stop(self):
+        pid = getattr(self.run, "pid", None)
+        if pid and self.alive():
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
+
+    def ended(self):
+        if self.error:
+            return "could not start (%s)" % self.error
+        return "ended (%s, exit status %s)" % (getattr(self.run, "outcome", "?"),
+                                              getattr(self.run, "rc", "?"))
+
+
+LIVE = []  # the guests running now: stopped when the inner is stopped
+
+
+def guest_run(run):
+    """Boot RUN's guests, release each step when all are ready, wait for
+    them; True if all ended cleanly; why not in DIR/why."""
+    ctx, d, ng, p = run.ctx, run.dir, run.ng, run.ctx.plan
+    ctl = os.path.join(ctx.ddir, "ctl.img")
+    script = guest_script(ctx.out, run.steps)
+    with open(os.path.join(d, "guest.sh"), "w") as f:
+        f.write(script)
+    if len(script.encode()) >= GO_OFFSET:
+        say("guest script over 1 MiB")
+        return False
+    with open(ctl, "wb") as f:
+        f.truncate(2 << 20)
+        f.write(script.encode())
+    ctl_word(ctl, "wait")
+    timeout = p["boot_timeout"] + len(run.steps) * p["step_timeout"]
+    guests = [Guest(run.argv(g, ctl), os.path.join(d, "g%d.log" % g), timeout)
+              for g in range(1, ng + 1)]
+    LIVE[:] = guests
+    fail = None
+    t0 = launched = time.time()
+    deadline = t0 + p["boot_timeout"]
+
+    def stall(what):
+        for i, g in enumerate(guests, 1):
+            if g.run.stalled:
+                return "guest %d reported a stalled CPU (%s)" % (i, what)
+        return None
+    for s, _ in run.steps:
+        while True:
+            fail = stall("before step %s" % s)
+            if fail:
+                break
+            ready = 0
+            for i, g in enumerate(guests, 1):
+                if str(s) in g.ready:
+                    ready += 1
+                elif not g.alive():
+                    fail = "guest %d %s before step %s" % (i, g.ended(), s)
+                    break
+            if fail or ready == ng:
+                break
+            if time.time() > deadline:
+                fail = "step %s: not all guests ready after %ds" % (s, deadline - t0)
+                break
+            time.sleep(0.2)
+        if fail:
+            break
+        ctl_word(ctl, "go %s" % s)
+        with open(os.path.join(d, "steps.log"), "a") as f:
+            f.write("step %s released %ds after launch\n" % (s, time.time() - launched))
+        ctx.heartbeat()
+        # Next step: the point just started must end first.
+        t0 = time.time()
+        deadline = t0 + p["step_timeout"]
+    # After the last step: every guest powers off within a step's time.
+    while not fail:
+        alive = sum(g.alive() for g in guests)
+        if not alive:
+            break
+        fail = stall("last step")
+        if not fail and time.time() > deadline:
+            fail = "%d guest(s) still running %ds after the last step started" % (alive, deadline - t0)
+        if not fail:
+            time.sleep(0.5)
+    if fail:
+        say(fail)
+        with open(os.path.join(d, "why"), "a") as f:
+            f.write(fail + "\n")
+        ctl_word(ctl, "abort")
+        time.sleep(2)  # a moment to see "abort", then stop them
+        for g in guests:
+            g.stop()
+    ok = not fail
+    for i, g in enumerate(guests, 1):
+        g.thread.join()
+        rc = getattr(g.run, "rc", None)
+        if rc != 0:
+            err = [l for l in getattr(g.run, "stderr", "").splitlines() if l.strip()]
+            say("guest %d: %s exit status %s, %s (log: %s/g%d.log.vmm)"
+                % (i, run.cfg["kind"], rc, getattr(g.run, "outcome", "?"),
+                   os.path.relpath(d, ctx.out), i))
+            with open(os.path.join(d, "why"), "a") as f:
+                f.write("guest %d: %s exit status %s (%s): %s\n" % (
+                    i, run.cfg["kind"], rc, getattr(g.run, "outcome", "?"),
+                    err[-1] if err else ""))
+            for l in err[-5:] + getattr(g.run, "lines", [])[-5:]:
+                print("  | " + l, file=sys.stderr)
+            ok = False
+        # Each point's JSON and fio's status, from the console.
+        got = fiojson.extract(getattr(g.run, "lines", []))
+        for _, k in run.steps:
+            frc, doc = got.get("p%d" % k, (None, None))
+            if doc is not None:
+                with open(os.path.join(d, "g%d-p%d.json" % (i, k)), "w") as f:
+                    json.dump(doc, f, indent=1)
+            with open(os.path.join(d, "g%d-p%d.rc" % (i, k)), "w") as f:
+                f.write("%s\n" % ("none" if frc is None else frc))
+    LIVE[:] = []
+    return ok
+
+
+def host_run(run):
+    """The host's fio on the same backing files, RUN.ng of them at once."""
+    ctx, d, p = run.ctx, run.dir, run.ctx.plan
+    fio = os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio")
+    if not os.access(fio, os.X_OK):
+        import shutil
+        fio = shutil.which("fio")
+        if not fio:
+            say("no fio on this host")
+            return False
+    # The host runs the guest's job on a file: no I/O scheduler to pick,
+    # no O_DIRECT where the filesystem has none, no drop_caches unless root.
+    drop = ["ioscheduler"] + ([] if os.getuid() == 0 else ["exec_prerun"])
+    dset = [] if ctx.direct else ["direct=0"]
+    ok = True
+    for _, k in run.steps:
+        pt = p["points"][k]
+        with open(os.path.join(paths.REPO, "guest", "jobs", pt["job"] + ".fio")) as f:
+            job = rewrite_job(f.read(), pt["params"].split() + p["sets"] + dset, drop)
+        jf = os.path.join(d, "host-p%d.fio" % k)
+        with open(jf, "w") as f:
+            f.write(job)
+        procs = []
+        for g in range(1, run.ng + 1):
+            env = dict(os.environ, FIO_DISK=os.path.join(ctx.ddir, "data%d.img" % g))
+            with open(os.path.join(d, "g%d-p%d.err" % (g, k)), "w") as err:
+                procs.append(subprocess.Popen(
+                    [fio, "--eta=never", "--output-format=json",
+                     "--output=" + os.path.join(d, "g%d-p%d.json" % (g, k)), jf],
+                    cwd=d, env=env, stdout=subprocess.DEVNULL, stderr=err))
+        for g, pr in enumerate(procs, 1):
+            rc = pr.wait()
+            with open(os.path.join(d, "g%d-p%d.rc" % (g, k)), "w") as f:
+                f.write("%d\n" % rc)
+            if rc:
+                with open(os.path.join(d, "g%d-p%d.err" % (g, k))) as f:
+                    say("host fio p%d failed: %s" % (k, f.read(300)))
+                with open(os.path.join(d, "why"), "a") as f:
+                    f.write("host fio p%d failed\n" % k)
+                ok = False
+    return ok
+
+
+def collect(run, info):
+    """One runs.tsv line per guest and point."""
+    ctx = run.ctx
+    with open(os.path.join(ctx.out, "runs.tsv"), "a") as f:
+        for _, k in run.steps:
+            for g in range(1, run.ng + 1):
+                js = os.path.join(run.dir, "g%d-p%d.json" % (g, k))
+                try:
+                    with open(os.path.join(run.dir, "g%d-p%d.rc" % (g, k))) as r:
+                        rc = r.read().strip() or "none"
+                except OSError:
+                    rc = "none"
+                if not (os.path.exists(js) and os.path.getsize(js)):
+                    rc = "none"
+                f.write("%s\t%d\t%d\t%s\t%s\t%s\t%d\n" % (
+                    "\t".join(info), k, g, rc, os.path.relpath(js, ctx.out),
+                    ctx.probe_ns, ctx.pos))
+
+
+def probe_ns():
+    """How fast KVM is right now (the machine is shared): vmm probe's ns
+    per guest loop iteration (under a timeout: it hung once in the test
+    host)."""
+    try:
+        r = subprocess.run([os.path.join(paths.BUILD, "vmm"), "probe"], capture_output=True,
+                           text=True, timeout=10)
+    except (subprocess.TimeoutExpired, OSError):
+        return "-"
+    m = re.search(r" ([0-9.]+) ns each", r.stdout)
+    return m.group(1) if m else "-"
+
+
+class Ctx:
+    def __init__(self, out):
+        self.out = out
+        with open(os.path.join(out, "plan.json")) as f:
+            self.plan = json.load(f)
+        self.ddir = ("/tmp/vmbench-disks" if os.environ.get("TESTHOST")  # tmpfs: page cache
+                     else os.path.join(out, "disks"))
+        self.direct = False
+        self.probe_ns = "-"
+        self.pos = 0
+
+    def heartbeat(self):
+        """A sign of life for the stall detector (testhost.run_inside)."""
+        with open(os.path.join(self.out, "heartbeat"), "w") as f:
+            f.write("%d\n" % time.time())
+
+
+def cmd_line(argv):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True).stdout.split("\n")[0].strip()
+    except OSError:
+        return ""
+
+
+def write_disks(ctx):
+    """The same disks for every configuration, written once (no holes)."""
+    p = ctx.plan
+    maxg = max(int(g) for g in p["glist"])
+    mb = size_mb(p["disk"])
+    os.makedirs(ctx.ddir, exist_ok=True)
+    say("disks: %d x %s in %s" % (maxg, p["disk"], ctx.ddir))
+    zero = bytes(1 << 20)
+    for g in range(1, maxg + 1):
+        with open(os.path.join(ctx.ddir, "data%d.img" % g), "wb") as f:
+            for _ in range(mb):
+                f.write(zero)
+            f.flush()
+            os.fsync(f.fileno())
+    ctx.direct = cmdlines.direct_ok(os.path.join(ctx.ddir, "data1.img"))
+
+
+def inner_meta(ctx):
+    from .vmbench import append_meta, cpu_model, mem_total_gib
+    fstype = cmd_line(["stat", "-f", "-c", "%T", ctx.ddir])
+    append_meta(ctx.out, ("inner_nproc", os.cpu_count()), ("inner_mem", "%.1f GiB" % mem_total_gib()),
+                ("inner_cpu", cpu_model()),
+                ("disk_dir", "%s (%s, O_DIRECT %s)" % (ctx.ddir, fstype, "yes" if ctx.direct else "no")),
+                ("qemu", cmd_line(["qemu-system-x86_64", "--version"])),
+                ("host_fio", cmd_line([os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio"), "--version"])))
+
+
+def one_run(ctx, ident, cfg, c, ng, qq, steps):
+    """A run, tried at most twice; what a failed attempt left stays in
+    raw/ID.failedN, listed in failures.tsv."""
+    d = os.path.join(ctx.out, "raw", ident)
+    for old in [d] + [d + ".failed%d" % i for i in (1, 2)]:
+        if os.path.exists(old):
+            subprocess.run(["rm", "-rf", old])
+    for tries in (1, 2):
+        os.makedirs(d)
+        t1 = time.time()
+        ctx.probe_ns = probe_ns()
+        run = Run(ctx, cfg, c, d, ng, qq, steps)
+        ok = host_run(run) if cfg["kind"] == "host" else guest_run(run)
+        if not ok:
+            why = "?"
+            if os.path.exists(os.path.join(d, "why")):
+                with open(os.path.join(d, "why")) as f:
+                    why = (f.read().strip().splitlines() or ["?"])[-1]
+            with open(os.path.join(ctx.out, "failures.tsv"), "a") as f:
+                f.write("%s\t%d\t%s\n" % (ident, tries, why))
+            if tries < 2:
+                os.rename(d, "%s.failed%d" % (d, tries))
+                say("run %s failed; once more" % ident)
+                continue
+        say("    %s in %s" % ("done" if ok else "FAILED", hms(time.time() - t1)))
+        return run
+
+
+def inner(out):
+    ctx = Ctx(out)
+    p = ctx.plan
+
+    def stopped(signum, frame):
+        say("stopped")
+        for g in LIVE:
+            g.stop()
+        os._exit(143)
+    signal.signal(signal.SIGTERM, stopped)
+    signal.signal(signal.SIGINT, stopped)
+    os.makedirs(os.path.join(out, "raw"), exist_ok=True)
+    ctx.heartbeat()
+    write_disks(ctx)
+    inner_meta(ctx)
+    runs = os.path.join(out, "runs.tsv")
+    # Resuming after the test host died: the runs already in runs.tsv are
+    # kept and skipped.
+    have = set()
+    if os.path.exists(runs) and os.path.getsize(runs):
+        with open(runs) as f:
+            have = {l.split("\t", 1)[0] for l in list(f)[1:]}
+        say("resuming: %d run(s) done before" % len(have))
+    else:
+        with open(runs, "w") as f:
+            f.write(RUNS_HEAD)
+    np_ = len(p["points"])
+    total = p["repeats"] * len(p["glist"]) * len(p["qlist"]) * len(p["cfgs"])
+    n = ran = 0
+    start = time.time()
+    for r in range(1, p["repeats"] + 1):
+        # Points in a rotated order per repeat, so that no point always
+        # runs first after boot.
+        steps = [(i, (i + r - 1) % np_) for i in range(np_)]
+        for pos, (g, q, c) in enumerate(run_order(p, r)):
+            n += 1
+            cfg = p["cfgs"][c]
+            qq = run_queues(p, cfg, q)
+            ident = "r%d-g%d-q%s-c%d" % (r, g, qq, c)
+            if ident in have:
+                continue
+            el = time.time() - start
+            left = ", ~%s left" % hms(el * (total - n + 1) / ran) if ran else ""
+            say("[%d/%d] repeat %d/%d: %s, queues %s, %d guest(s), %d point(s); %s elapsed%s"
+                % (n, total, r, p["repeats"], cfg["label"], qq, g, np_, hms(el), left))
+            ran += 1
+            ctx.pos = pos
+            run = one_run(ctx, ident, cfg, c, g, qq, steps)
+            collect(run, (ident, str(r), str(c), cfg["label"], cfg["kind"], qq, str(g)))
+            ctx.heartbeat()
+    from .vmbench import append_meta
+    append_meta(out, ("inner_seconds", int(time.time() - start)))
+    open(os.path.join(out, ".inner-done"), "w").close()
+    subprocess.run(["rm", "-rf", ctx.ddir])
+    say("all %d runs in %s" % (total, hms(time.time() - start)))
+    return 0
