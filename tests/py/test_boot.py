@@ -93,3 +93,11 @@ def test_our_setup_stages_are_read_from_the_vmm_messages(tmp_path):
     write_runs(tmp_path, runs)
     assert "vmm-elf set-up, mean ms since `vmm run` began (2 boots): first KVM_RUN 25.0" \
         in boot.analyse(str(tmp_path))
+
+
+def test_the_kernel_stage_is_init_less_the_kernels_uptime():
+    r = rec(0, "vmm", "stock", 3.0)  # uptime at /init 2.8 s
+    assert boot.stage(r, "kernel") == pytest.approx(0.2)
+    r["stages"]["kernel"] = 0.25
+    assert boot.stage(r, "kernel") == 0.25
+    assert boot.stage({"outcome": "hang"}, "init") is None
