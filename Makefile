@@ -122,9 +122,10 @@ e2e: all guest
 	bench/vmh pytest
 
 # The main job: 2 vCPUs, ram:1G as /dev/vdb, fio randread-4k and
-# randwrite-4k, a summary at the end (tests/e2e/run-main.sh).
+# randwrite-4k, a summary at the end (bench/vmh run; KERNEL=small for the
+# small guest kernel).
 run: all guest
-	tests/e2e/run-main.sh
+	bench/vmh run $(if $(KERNEL),--kernel $(KERNEL))
 
 bench: $(BENCH_BIN)
 

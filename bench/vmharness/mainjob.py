@@ -1,0 +1,66 @@
+"""`make run` (bench/vmh run): the job this VMM exists for.  A VM with 2
+vCPUs, 512 MiB and a 1 GiB RAM disk (ram:1G, 2 queues) as /dev/vdb runs
+fio's randread-4k and then randwrite-4k (guest/jobs/: io_uring, O_DIRECT,
+4 KiB, QD32, 5 s; one boot per job, guest/init's fio= action), and a
+summary follows: IOPS, bandwidth, mean and p99 completion latency per job
+and direction.  Exit status 0 when every job ran and reported."""
+import os
+import shlex
+
+from . import cmdlines, fiojson, guestrun, paths
+
+
+def summary_lines(job, doc):
+    """One line per fio job and direction that did I/O."""
+    out = []
+    for j in doc.get("jobs", []):
+        for side in ("read", "write"):
+            d = j.get(side, {})
+            if not d.get("iops"):
+                continue
+            clat = d.get("clat_ns", {})
+            p99 = clat.get("percentile", {}).get("99.000000", 0)
+            out.append("%-13s %-5s IOPS %7.0f  BW %7.1f MiB/s  latency mean %8.1f us, p99 %8.1f us"
+                       % (j.get("jobname", job), side, d["iops"], d.get("bw_bytes", 0) / 1048576,
+                          clat.get("mean", 0) / 1e3, p99 / 1e3))
+    return out
+
+
+def shown(argv):
+    """The command for people: paths relative to the checkout, quoted."""
+    return " ".join(shlex.quote(a.replace(paths.REPO + "/", "")) for a in argv)
+
+
+def run_jobs(args):
+    """Inside a KVM that runs Linux: one boot per job; prints the
+    summary; returns the exit status."""
+    os.makedirs(args.out, exist_ok=True)
+    kernel = paths.KERNELS[args.kernel]["bzImage"]
+    disks = [{"path": "ram:64M", "serial": "sys"},
+             {"path": args.disk, "serial": "data", "queues": args.queues}]
+    rc, summary = 0, []
+    for job in args.job:
+        cmdline = cmdlines.guest_cmdline(fio=job, disk_serial="data")
+        argv = cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem, args.cpus, disks,
+                                 paths.VMM_BIN)
+        print("run: fio %s: %s" % (job, shown(argv)), flush=True)
+        g = guestrun.run_with_retries(argv, os.path.join(args.out, job + ".log"),
+                                      timeout=args.boot_timeout)
+        res = fiojson.extract(g.lines).get(job)
+        if g.outcome != "clean" or not res or res[0] != 0 or not res[1]:
+            print("run: fio %s failed\n%s" % (job, g.tail()), flush=True)
+            rc = 1
+            continue
+        counters = [l.split("virtio-blk: ", 1)[1] for l in g.stderr.splitlines()
+                    if "virtio-blk: " in l]
+        print("run: fio %s: done in %.1f s (boot included)%s" % (
+            job, g.seconds, "; " + counters[-1] if counters else ""), flush=True)
+        summary += summary_lines(job, res[1])
+    print()
+    print("fio summary: vmm, %d vCPUs, %d MiB, %s kernel, /dev/vdb = %s with %d queues "
+          "(io_uring, O_DIRECT, 4 KiB, QD32, 5 s)" % (args.cpus, args.mem, args.kernel,
+                                                     args.disk, args.queues))
+    if os.environ.get("TESTHOST"):
+        print("inside the test host (QEMU TCG, nested AMD-V): slow in absolute terms")
+    print("\n".join(summary))
+    return rc
