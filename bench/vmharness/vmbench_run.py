@@ -407,6 +407,7 @@ def one_run(ctx, ident, cfg, c, ng, qq, steps):
             subprocess.run(["rm", "-rf", old])
     for tries in (1, 2):
         os.makedirs(d)
+        ctx.heartbeat()  # each attempt may take the whole boot time
         t1 = time.time()
         ctx.probe_ns = probe_ns()
         run = Run(ctx, cfg, c, d, ng, qq, steps)
