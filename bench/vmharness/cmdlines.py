@@ -2,7 +2,8 @@
 
 A disk is a dict: path (a file, or ram:SIZE for ours), queues, serial,
 readonly, direct (O_DIRECT / cache=none), and per-VMM extras (opts: our
-VMM's disk options such as poll=, batch=; QEMU's iothread=off).
+VMM's disk options such as poll=, batch=; QEMU's iothread=off and aio=
+(default io_uring)).
 """
 import base64
 import os
@@ -75,8 +76,8 @@ def qemu_argv(kernel, initrd, cmdline, mem_mb, cpus, disks,
         if d["path"].startswith("ram:"):
             raise ValueError("QEMU has no ram: disks")
         cache = "none" if d.get("direct") else "writeback"
-        drive = "file=%s,if=none,id=d%d,format=raw,aio=io_uring,cache=%s" % (
-            d["path"], i, cache)
+        drive = "file=%s,if=none,id=d%d,format=raw,aio=%s,cache=%s" % (
+            d["path"], i, d.get("aio", "io_uring"), cache)
         if d.get("readonly"):
             drive += ",readonly=on"
         dev = "%s,drive=d%d,num-queues=%d" % (

@@ -119,12 +119,9 @@ class Run:
         cache = cfg["cache"] if cfg["cache"] != "auto" else ("none" if ctx.direct else "writeback")
         data["direct"] = cache == "none"
         data["iothread"] = cfg["iothread"] == "on"
-        argv = cmdlines.qemu_argv(paths.BZIMAGE, paths.INITRD, cmdline, mem, p["cpus"],
+        data["aio"] = cfg["aio"]
+        return cmdlines.qemu_argv(paths.BZIMAGE, paths.INITRD, cmdline, mem, p["cpus"],
                                   [control, data])
-        if cfg["aio"] != "io_uring":  # the data disk's -drive (cmdlines: io_uring)
-            i = argv.index("-drive", argv.index("-drive") + 1) + 1
-            argv[i] = argv[i].replace("aio=io_uring", "aio=" + cfg["aio"])
-        return argv
 
 
 class Guest:

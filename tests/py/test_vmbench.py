@@ -196,3 +196,25 @@ def test_fio_trim_leaves_valid_json_with_the_figures():
     got = fiojson.extract(["x", "=== FIO-JSON BEGIN p0 ==="] + out.splitlines()
                           + ["=== FIO-JSON END p0 rc=0 ==="])
     assert got["p0"][0] == 0 and got["p0"][1]["jobs"][0]["read"]["iops"] == 100.5
+
+
+class FakeCtx:
+    ddir, direct = "/d", False
+    plan = {"mem": "512M", "disk": "64M", "cpus": 1}
+
+
+def test_command_lines_of_a_run():
+    def argv(spec):
+        run = vmbench_run.Run(FakeCtx(), vmbench.parse_config(spec), 0, "/r", 1, "2", [(0, 0)])
+        return run.argv(1, "/d/ctl.img")
+    q = argv("qemu:aio=threads,iothread=off")
+    drives = [q[i + 1] for i, w in enumerate(q) if w == "-drive"]
+    assert drives[0].startswith("file=/d/ctl.img,") and "readonly=on" in drives[0]
+    assert drives[1] == "file=/d/data1.img,if=none,id=d1,format=raw,aio=threads,cache=writeback"
+    assert "virtio-blk-pci,drive=d1,num-queues=2,serial=data" in q
+    assert "cache=none" in " ".join(argv("qemu:cache=none"))
+    v = argv("vmm:backend=ram,batch=on,poll=0")
+    disks = [v[i + 1] for i, w in enumerate(v) if w == "-d"]
+    assert disks == ["/d/ctl.img,ro,queues=1,serial=vmbctl",
+                     "ram:64M,queues=2,serial=data,batch=on,poll=0"]
+    assert "direct" in argv("vmm:direct=on")[-1] and "disk=data run64=" in v[v.index("-p") + 1]
