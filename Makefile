@@ -72,7 +72,7 @@ $(O)/tests/%: tests/tools/%.c $(O)/tests/support/nouring.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
 
-$(O)/bench/devbench: $(O)/bench/devbench.o $(TEST_SUP_OBJ) $(O)/libcore.a
+$(O)/bench/devbench: $(O)/bench/devbench.o $(O)/bench/json.o $(TEST_SUP_OBJ) $(O)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lm
 
@@ -81,6 +81,10 @@ $(O)/bench/devbench: $(O)/bench/devbench.o $(TEST_SUP_OBJ) $(O)/libcore.a
 $(O)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(TEST_SUP_OBJ) $(O)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# The JSON parser of the bench tools (bench/json.c) is not in libcore.a:
+# the VMM has no use for it.
+$(O)/tests/test_json $(O)/fuzz-replay/fuzz_json: $(O)/bench/json.o
 
 unit: $(TEST_BIN)
 	@tests/run-unit.sh $(TEST_BIN)
