@@ -339,9 +339,9 @@ int json_parse(const char *text, size_t len, struct json **out,
 	p.at = p.s;
 	p.end = p.s + (text ? len : 0);
 	*out = NULL;
-	if (!root)
-		return -ENOMEM;
-	if (!parse_value(&p, root, 0)) {
+	if (!root) {
+		jp_nomem(&p);
+	} else if (!parse_value(&p, root, 0)) {
 		jp_ws(&p);
 		if (p.at == p.end) {
 			*out = root;

@@ -51,8 +51,8 @@ struct json_error {
 	const char *msg; /* a static string */
 };
 
-/* 0 and *out (free it with json_free), or -EINVAL (err says why, if
- * err is not NULL) or -ENOMEM. */
+/* 0 and *out (free it with json_free), or -EINVAL or -ENOMEM and, if
+ * err is not NULL, where and why in *err. */
 int json_parse(const char *text, size_t len, struct json **out,
 	       struct json_error *err);
 void json_free(struct json *j);
