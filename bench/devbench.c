@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/json.h"
 #include "blk/blk.h"
 #include "tests/support/blkdrv.h"
 #include "tests/support/fakemem.h"
@@ -659,57 +660,46 @@ static int run_point(const struct point *p, struct result *r)
 
 /* ---- fio baselines ------------------------------------------------------- */
 
-static const char *json_find(const char *s, const char *end, const char *key)
-{
-	size_t kl = strlen(key);
-
-	for (const char *p = s; p && p + kl <= end; p++) {
-		p = memchr(p, key[0], (size_t)(end - p));
-		if (!p || p + kl > end)
-			return NULL;
-		if (!memcmp(p, key, kl))
-			return p + kl;
-	}
-	return NULL;
-}
-
-/* The number after "key" : in [s, end); NAN if absent. */
-static double json_num(const char *s, const char *end, const char *key)
-{
-	const char *p = json_find(s, end, key);
-
-	if (!p)
-		return NAN;
-	while (p < end && (*p == ' ' || *p == ':'))
-		p++;
-	return p < end ? strtod(p, NULL) : NAN;
-}
-
+/* fio's JSON output (one job: --group_reporting) from its first line
+ * that starts with '{' on (fio may print notes before it). */
 static int fio_parse(const char *js, bool write, struct result *r)
 {
-	const char *end = js + strlen(js), *sec, *lat, *pct;
+	const char *start = *js == '{' ? js : strstr(js, "\n{");
+	const struct json *sec, *lat, *pct;
+	struct json_error err;
+	struct json *root;
 	double usr, sys, rt, ios;
+	int ret;
 
-	sec = json_find(js, end, write ? "\"write\" : {" : "\"read\" : {");
-	if (!sec)
+	if (!start)
 		return -EINVAL;
-	lat = json_find(sec, end, "\"lat_ns\" : {");
-	pct = lat ? json_find(lat, end, "\"percentile\" : {") : NULL;
-	if (!pct)
+	ret = json_parse(start, strlen(start), &root, &err);
+	if (ret) {
+		fprintf(stderr, "devbench: fio's JSON, byte %zu: %s\n",
+			(size_t)(start - js) + err.offset, err.msg);
+		return ret;
+	}
+	sec = json_get(root, write ? "jobs[0].write" : "jobs[0].read");
+	lat = json_get(sec, "lat_ns");
+	pct = json_get(lat, "percentile");
+	if (!pct || pct->type != JSON_OBJECT) {
+		json_free(root);
 		return -EINVAL;
-	r->iops = json_num(sec, end, "\"iops\"");
-	ios = json_num(sec, end, "\"total_ios\"");
-	r->mean_us = json_num(lat, end, "\"mean\"") / 1e3;
-	r->p50_us = json_num(pct, end, "\"50.000000\"") / 1e3;
-	r->p99_us = json_num(pct, end, "\"99.000000\"") / 1e3;
+	}
+	r->iops = json_get_num(sec, "iops");
+	ios = json_get_num(sec, "total_ios");
+	r->mean_us = json_get_num(lat, "mean") / 1e3;
+	r->p50_us = json_get_num(pct, "[\"50.000000\"]") / 1e3;
+	r->p99_us = json_get_num(pct, "[\"99.000000\"]") / 1e3;
 	/* job level: CPU in % of the (summed) job runtime */
-	usr = json_num(js, end, "\"usr_cpu\"");
-	sys = json_num(js, end, "\"sys_cpu\"");
-	rt = json_num(js, end, "\"job_runtime\"");
+	usr = json_get_num(root, "jobs[0].usr_cpu");
+	sys = json_get_num(root, "jobs[0].sys_cpu");
+	rt = json_get_num(root, "jobs[0].job_runtime");
 	r->fio_thread_cpu_us = (usr + sys) / 100.0 * rt / 1e3 / ios * 1e6;
 	r->dev_cpu_us = -1;
 	r->requests = (uint64_t)ios;
 	r->kicks = r->irqs = r->notifies = NAN;
+	json_free(root);
 	return isnan(r->iops) || isnan(r->p99_us) ? -EINVAL : 0;
 }
 
