@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # tests/smoke/badinput.sh: checks of `vmm run` on bad input, shared by
-# tests/smoke/run.sh (tiny guests) and tests/e2e/run.sh (the real guest
+# tests/smoke/run.sh (tiny guests) and tests/e2e/py/test_args.py (the real guest
 # image).  Sourced; the caller defines ok NAME and ko NAME WHY, and $VMM.
 #
 #   bad_setup DIR KERNEL   a scratch directory with inputs: k.img (a copy
