@@ -39,7 +39,7 @@ import statistics
 import time
 
 from . import cmdlines, counters, guestrun, paths, plan
-from .profile import t95
+from .stats import log_ratio_interval
 
 CONFIGS = {
     "vmm": ("vmm", "bzImage", None),
@@ -220,18 +220,8 @@ def paired(runs, kernel, base_of, other, stage_name):
     for r in runs:
         if r["job"] == kernel and stage(r, stage_name):
             by.setdefault(r["round"], {})[r["config"]] = stage(r, stage_name)
-    return log_interval([math.log(v[other] / v[base_of]) for v in by.values()
+    return log_ratio_interval([math.log(v[other] / v[base_of]) for v in by.values()
                          if other in v and base_of in v])
-
-
-def log_interval(logs):
-    """(n, geometric mean, lo, hi) of ratios given as logs, with a 95% t
-    interval; None for fewer than 2."""
-    if len(logs) < 2:
-        return None
-    m = statistics.mean(logs)
-    h = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return len(logs), math.exp(m), math.exp(m - h), math.exp(m + h)
 
 
 def _ratio_line(label, pr):
@@ -309,7 +299,7 @@ def analyse(out_dir):
             for r in runs:
                 if r["config"] == c and r.get("stages"):
                     by.setdefault(r["round"], {})[r["job"]] = r["stages"]["init"]
-            pr = log_interval([math.log(v["small"] / v["stock"]) for v in by.values()
+            pr = log_ratio_interval([math.log(v["small"] / v["stock"]) for v in by.values()
                                if len(v) == 2])
             if pr:
                 out.append(_ratio_line("%s: small / stock kernel, launch to /init" % c, pr))

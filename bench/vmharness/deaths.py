@@ -10,36 +10,14 @@ any other exit).  Every death's console is kept.  Rates come with Wilson
 exact test.  A test-host death ends the inner run early: the outer part
 reports it and the runs already recorded stay.
 """
-import math
 import os
 import time
 
 from . import cmdlines, counters, fiojson, guestrun, plan
+from .stats import fisher_two_sided, wilson
 from .profile import JOBS, guest_argv
 
 DEATH_JOBS = {"verify": None, "randread-4k": JOBS["randread-4k"]}
-
-
-def wilson(k, n, z=1.96):
-    """95% interval of a binomial proportion k/n (Wilson score)."""
-    if not n:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = p + z * z / (2 * n)
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (max(0.0, (c - h) / d), min(1.0, (c + h) / d))
-
-
-def fisher_two_sided(a, b, c, d):
-    """p-value of Fisher's exact test on [[a, b], [c, d]]."""
-    n1, n2, m1, n = a + b, c + d, a + c, a + b + c + d
-
-    def prob(x):
-        return math.comb(n1, x) * math.comb(n2, m1 - x) / math.comb(n, m1)
-    p0 = prob(a)
-    lo, hi = max(0, m1 - n2), min(n1, m1)
-    return min(1.0, sum(prob(x) for x in range(lo, hi + 1) if prob(x) <= p0 * (1 + 1e-9)))
 
 
 def one_run(cfg, job, disk, args, log_path):

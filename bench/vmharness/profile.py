@@ -14,6 +14,7 @@ import statistics
 import time
 
 from . import cmdlines, counters, fiojson, guestrun, paths, plan
+from .stats import log_ratio_interval
 
 SEED = ["--bs=512", "--ioengine=libaio", "--iodepth=64", "--numjobs=32",
         "--direct=1", "--thread", "--group_reporting", "--norandommap",
@@ -213,17 +214,6 @@ def table(runs, configs, job):
     return "\n".join(lines)
 
 
-# Two-sided 95% t quantiles by degrees of freedom (1..30; normal after).
-T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
-       2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
-       2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052,
-       2.048, 2.045, 2.042]
-
-
-def t95(df):
-    return T95[df - 1] if df <= len(T95) else 1.96
-
-
 def paired_ratio(runs, job, base, other, key="iops"):
     """The runs are paired by repeat (both ran in the same repeat of
     the same test-host boot): the geometric mean of other/base over the
@@ -234,14 +224,11 @@ def paired_ratio(runs, job, base, other, key="iops"):
     for r in runs:
         if r["job"] == job and "fio" in r and r["config"] in (base, other):
             by.setdefault(r["repeat"], {})[r["config"]] = r["fio"][key]
-    logs = [math.log(v[other] / v[base]) for v in by.values()
-            if base in v and other in v and v[base] > 0 and v[other] > 0]
-    if len(logs) < 2:
+    pr = log_ratio_interval([math.log(v[other] / v[base]) for v in by.values()
+                             if base in v and other in v and v[base] > 0 and v[other] > 0])
+    if not pr:
         return None
-    m = statistics.mean(logs)
-    h = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return {"n": len(logs), "ratio": math.exp(m), "lo": math.exp(m - h),
-            "hi": math.exp(m + h)}
+    return dict(zip(("n", "ratio", "lo", "hi"), pr))
 
 
 def ratio_lines(runs, configs, job):

@@ -71,14 +71,20 @@ def _run_locked(argv, out_dir, env, stall_s, lock_fd):
         if time.time() - last > stall_s:
             print("vmh: the test host shows no sign of life for %d s: stopping it"
                   % stall_s, file=sys.stderr, flush=True)
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            stop_group(proc, 30)
             return 124
     return proc.returncode
+
+
+def stop_group(proc, grace_s):
+    """SIGTERM to the process group PROC leads (started with
+    start_new_session), SIGKILL after GRACE_S seconds; waits for PROC."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def python_argv(module_args):

@@ -21,12 +21,11 @@ Exit status: 0 when both completed, 1 if one failed or was cut, 2 on bad
 use, 3 when this machine has no fast KVM.
 """
 import os
-import signal
 import subprocess
 import sys
 import time
 
-from . import paths
+from . import paths, testhost
 from .vmbench import Error, git, machine_line, probe, self_path
 
 
@@ -48,12 +47,7 @@ def scenario(out, name, box, where, runtime, extra):
             rc = proc.wait(box)
         except subprocess.TimeoutExpired:
             # The whole group: vmbench, its guests (or the test host).
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            testhost.stop_group(proc, 10)
             rc = 124
             say("%s: over its time box; analysing the runs that finished" % name)
     if rc == 124:

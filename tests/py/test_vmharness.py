@@ -4,23 +4,23 @@ import math
 
 import pytest
 
-from vmharness import cmdlines, deaths, fiojson, guestrun, profile
+from vmharness import cmdlines, fiojson, guestrun, profile, stats
 
 
 def test_wilson_known_values():
-    lo, hi = deaths.wilson(0, 50)
+    lo, hi = stats.wilson(0, 50)
     assert lo == 0.0 and hi == pytest.approx(0.0714, abs=5e-4)
-    lo, hi = deaths.wilson(10, 100)
+    lo, hi = stats.wilson(10, 100)
     assert (lo, hi) == (pytest.approx(0.0552, abs=5e-4), pytest.approx(0.1744, abs=5e-4))
-    assert deaths.wilson(0, 0) == (0.0, 1.0)
+    assert stats.wilson(0, 0) == (0.0, 1.0)
 
 
 def test_fisher_known_values():
     # [[10, 0], [0, 10]]: 2 / C(20, 10)
-    assert deaths.fisher_two_sided(10, 0, 0, 10) == pytest.approx(2 / math.comb(20, 10))
+    assert stats.fisher_two_sided(10, 0, 0, 10) == pytest.approx(2 / math.comb(20, 10))
     # the tea-tasting table [[3, 1], [1, 3]]: p = 0.486
-    assert deaths.fisher_two_sided(3, 1, 1, 3) == pytest.approx(0.4857, abs=1e-4)
-    assert deaths.fisher_two_sided(0, 5, 0, 5) == 1.0
+    assert stats.fisher_two_sided(3, 1, 1, 3) == pytest.approx(0.4857, abs=1e-4)
+    assert stats.fisher_two_sided(0, 5, 0, 5) == 1.0
 
 
 def run(cfg, rep, iops, job="j"):
