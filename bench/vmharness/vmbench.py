@@ -73,6 +73,8 @@ Options:
                             each has its own disk, figures are summed
       --cpus N              vCPUs per guest (default 2)
       --mem SIZE            RAM per guest (default 512M)
+      --kernel NAME         guest kernel: stock (Debian's, default) or
+                            small (guest/small.config; make guest)
       --disk-size SIZE      data disk per guest (default 512M)
       --boot-timeout S      per guest boot (default 300)
       --seed N              seed of the order within each repeat
@@ -286,7 +288,7 @@ VALUED = {"-j": "jobs", "--job": "jobs", "--jobs": "jobs", "-r": "repeats",
           "--guests": "guests", "--cpus": "cpus", "--mem": "mem", "--disk-size": "disk",
           "--boot-timeout": "boot_timeout", "-o": "out", "--out": "out",
           "--where": "where", "--title": "title", "--seed": "seed",
-          "--budget": "budget"}
+          "--budget": "budget", "--kernel": "kernel"}
 
 
 def parse_args(argv):
@@ -359,9 +361,11 @@ def apply_defaults(o):
         if o[k] is None:
             o[k] = d.get(k)
     for k, v in (("jobs", "randread-4k"), ("repeats", "3"), ("cpus", "2"), ("mem", "512M"),
-                 ("disk", "512M"), ("boot_timeout", "300")):
+                 ("disk", "512M"), ("boot_timeout", "300"), ("kernel", "stock")):
         if o[k] is None:
             o[k] = v
+    if o["kernel"] not in paths.KERNELS:
+        raise Error("--kernel %s: one of %s" % (o["kernel"], ", ".join(paths.KERNELS)))
     for k in ("repeats", "cpus", "boot_timeout"):
         if not positive(o[k]):
             raise Error("--%s %s" % (k.replace("_", "-"), o[k]))
@@ -566,6 +570,7 @@ def prepare(o, argv):
     plan_ = {"cfgs": cfgs, "qlist": qlist, "glist": glist,
              "points": [{"job": j, "params": ps} for j, ps in points],
              "repeats": int(o["repeats"]), "cpus": int(o["cpus"]), "mem": o["mem"],
+             "kernel": o["kernel"],
              "disk": o["disk"], "boot_timeout": int(o["boot_timeout"]),
              "step_timeout": int(runtime or 60) * 8 + 120, "sets": sets, "seed": seed,
              "made": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
@@ -603,7 +608,9 @@ def prepare(o, argv):
         ("order_seed", "%d (runs in a shuffled order within each repeat)" % seed)]
     if sums:
         meta.append(("vmm_sha256", " ".join(sums)))
-    meta.append(("guest_sha256", "bzImage=%s initrd=%s" % (sha12(paths.BZIMAGE), sha12(paths.INITRD))))
+    kernel = paths.KERNELS[o["kernel"]]["bzImage"]
+    meta.append(("guest_sha256", "%s bzImage=%s initrd=%s" % (
+        o["kernel"], sha12(kernel), sha12(paths.INITRD))))
     try:
         with open(fio_ver) as f:
             meta.append(("guest_fio", f.read().strip()))

@@ -108,19 +108,20 @@ class Run:
         data = {"path": os.path.join(ctx.ddir, "data%d.img" % g), "queues": int(self.q),
                 "serial": "data"}
         mem = size_mb(p["mem"])
+        kernel = paths.KERNELS[p.get("kernel", "stock")]["bzImage"]
         if cfg["kind"] == "vmm":
             if cfg["backend"] == "ram":
                 data["path"] = "ram:" + p["disk"]
             else:
                 data["direct"] = cfg["direct"] == "on" or (cfg["direct"] == "auto" and ctx.direct)
             data["opts"] = ["%s=%s" % (k, cfg[k]) for k in ("batch", "poll") if cfg[k]]
-            return cmdlines.vmm_argv(paths.BZIMAGE, paths.INITRD, cmdline, mem, p["cpus"],
+            return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, mem, p["cpus"],
                                      [control, data], cfg["bin"] or paths.VMM_BIN, verbose=False)
         cache = cfg["cache"] if cfg["cache"] != "auto" else ("none" if ctx.direct else "writeback")
         data["direct"] = cache == "none"
         data["iothread"] = cfg["iothread"] == "on"
         data["aio"] = cfg["aio"]
-        return cmdlines.qemu_argv(paths.BZIMAGE, paths.INITRD, cmdline, mem, p["cpus"],
+        return cmdlines.qemu_argv(kernel, paths.INITRD, cmdline, mem, p["cpus"],
                                   [control, data])
 
 

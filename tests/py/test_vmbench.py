@@ -110,7 +110,12 @@ def test_scenario_defaults_and_overrides():
     assert o["guests"] == "1,2" and o["cfgs"] == ["vmm"] and o["cpus"] == "1"
     o = vmbench.parse_args([])
     assert vmbench.apply_defaults(o) == [] and o["repeats"] == "3" and o["cfgs"] == ["qemu", "vmm"]
-    for bad in (["--scenario", "nosuch"], ["-r", "0"], ["--cpus", "x"], ["--set", "novalue"]):
+    assert o["kernel"] == "stock"
+    o = vmbench.parse_args(["--kernel", "small"])
+    vmbench.apply_defaults(o)
+    assert o["kernel"] == "small"
+    for bad in (["--scenario", "nosuch"], ["-r", "0"], ["--cpus", "x"], ["--set", "novalue"],
+                ["--kernel", "tiny"]):
         with pytest.raises(Error):
             vmbench.apply_defaults(vmbench.parse_args(bad))
 
@@ -218,3 +223,15 @@ def test_command_lines_of_a_run():
     assert disks == ["/d/ctl.img,ro,queues=1,serial=vmbctl",
                      "ram:64M,queues=2,serial=data,batch=on,poll=0"]
     assert "direct" in argv("vmm:direct=on")[-1] and "disk=data run64=" in v[v.index("-p") + 1]
+
+
+def test_a_run_boots_the_kernel_the_plan_names():
+    from vmharness import paths
+
+    class Small(FakeCtx):
+        plan = dict(FakeCtx.plan, kernel="small")
+    for ctx, name in ((FakeCtx(), "stock"), (Small(), "small")):
+        for spec in ("vmm", "qemu"):
+            run = vmbench_run.Run(ctx, vmbench.parse_config(spec), 0, "/r", 1, "1", [(0, 0)])
+            a = run.argv(1, "/d/ctl.img")
+            assert paths.KERNELS[name]["bzImage"] in a, (name, spec)
