@@ -101,3 +101,16 @@ def test_the_kernel_stage_is_init_less_the_kernels_uptime():
     r["stages"]["kernel"] = 0.25
     assert boot.stage(r, "kernel") == 0.25
     assert boot.stage({"outcome": "hang"}, "init") is None
+
+
+def test_a_bad_configuration_or_kernel_stops_before_anything_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+    vmh = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "vmh")
+    for bad in (["-c", "qemu-q35"], ["--kernels", "tiny"]):
+        out = tmp_path / "out"
+        r = subprocess.run([sys.executable, vmh, "boot", "-o", str(out)] + bad,
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and "error" in r.stderr, (bad, r.stderr)
+        assert not out.exists()
