@@ -53,6 +53,7 @@
 
 #include "bench/json.h"
 #include "blk/blk.h"
+#include "host/clock.h"
 #include "tests/support/blkdrv.h"
 #include "tests/support/fakemem.h"
 
@@ -136,14 +137,6 @@ static struct point points[MAX_POINTS];
 static unsigned int npoints;
 static struct baseline bases[MAX_POINTS];
 static unsigned int nbases;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static double ru_sec(const struct rusage *ru)
 {
@@ -299,7 +292,7 @@ static unsigned int drv_reap(struct drv *d, unsigned int *inflight,
 		uint64_t st = d->t_sub[head];
 
 		if (!n)
-			*t = now_ns(); /* one timestamp per batch */
+			*t = mono_ns(); /* one timestamp per batch */
 		n++;
 		(*inflight)--;
 		if (blkdrv_status(&d->q, head) != VIRTIO_BLK_S_OK)
@@ -346,7 +339,7 @@ static void *drv_thread(void *arg)
 	struct drv *d = arg;
 	unsigned int inflight = 0;
 	uint64_t left = d->quota ? d->quota : UINT64_MAX;
-	uint64_t t = now_ns();
+	uint64_t t = mono_ns();
 	bool in_warm = !d->quota, in_run = !d->quota;
 
 	if (d->quota)
@@ -366,7 +359,7 @@ static void *drv_thread(void *arg)
 		if (d->raw) {
 			/* Spin: callbacks stay off, nothing sleeps. */
 			__builtin_ia32_pause();
-			t = now_ns();
+			t = mono_ns();
 			continue;
 		}
 		/* Nothing used: ask for an interrupt, look again, sleep. */
@@ -376,7 +369,7 @@ static void *drv_thread(void *arg)
 		}
 		d->err = drv_wait_irq(d);
 		drv_vq_disable_cb(&d->q.vq);
-		t = now_ns();
+		t = mono_ns();
 	}
 	if (d->quota)
 		d->cpu1 = thread_cpu();
@@ -564,7 +557,7 @@ static int run_drivers(const struct point *p, struct drv *dv,
 {
 	struct rusage ru0, ru1;
 	double busy0 = 0, busy1 = 0, wall;
-	uint64_t t0 = now_ns(), tw, te, w0;
+	uint64_t t0 = mono_ns(), tw, te, w0;
 	unsigned int started = 0;
 	int ret = 0;
 
@@ -579,7 +572,7 @@ static int run_drivers(const struct point *p, struct drv *dv,
 		getrusage(RUSAGE_SELF, &ru0);
 		busy0 = sys_busy();
 	}
-	w0 = now_ns();
+	w0 = mono_ns();
 	for (; started < p->nq; started++) {
 		ret = -pthread_create(&dv[started].thread, NULL, drv_thread,
 				      &dv[started]);
@@ -600,7 +593,7 @@ static int run_drivers(const struct point *p, struct drv *dv,
 		getrusage(RUSAGE_SELF, &ru1);
 		busy1 = sys_busy();
 	}
-	wall = opt.requests ? (now_ns() - w0) / 1e9 : opt.seconds;
+	wall = opt.requests ? (mono_ns() - w0) / 1e9 : opt.seconds;
 	if (!ret)
 		drv_collect(r, dv, p->nq, wall, ru_sec(&ru1) - ru_sec(&ru0));
 	r->bg_cores = (busy1 - busy0 - (ru_sec(&ru1) - ru_sec(&ru0))) / wall;
@@ -775,7 +768,7 @@ static int fio_exec(char **argv, const char *out, double *cpu, char **json,
 		    double *bg)
 {
 	double busy0 = sys_busy(), wall;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_ns();
 	struct rusage ru;
 	pid_t pid;
 	int st, ret;
@@ -788,7 +781,7 @@ static int fio_exec(char **argv, const char *out, double *cpu, char **json,
 	while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
 		;
 	*cpu = ru_sec(&ru);
-	wall = (now_ns() - t0) / 1e9;
+	wall = (mono_ns() - t0) / 1e9;
 	if (bg)
 		*bg = (sys_busy() - busy0 - *cpu) / wall;
 	*json = slurp(out);
@@ -1346,10 +1339,10 @@ static double other_load(void)
  * machine alone (under 0.25 cores), for at most opt.quiet_wait s. */
 static void wait_quiet(void)
 {
-	uint64_t end = now_ns() + (uint64_t)(opt.quiet_wait * 1e9);
+	uint64_t end = mono_ns() + (uint64_t)(opt.quiet_wait * 1e9);
 	bool said = false;
 
-	while (opt.quiet_wait > 0 && now_ns() < end) {
+	while (opt.quiet_wait > 0 && mono_ns() < end) {
 		double l = other_load();
 
 		if (l < 0.25)

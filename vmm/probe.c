@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/clock.h"
 #include "vmm/machine.h"
 
 #define PROBE_LOOPS 500000u
@@ -84,7 +85,7 @@ static uint64_t probe_loop(int kvm)
 {
 	struct kvm_userspace_memory_region reg = { .memory_size = 0x1000 };
 	int vm = -1, vcpu = -1, sz = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
-	struct timespec t0, t1;
+	uint64_t t0;
 	struct kvm_run *run = MAP_FAILED;
 	uint64_t ns = 0;
 	uint8_t *mem;
@@ -105,12 +106,10 @@ static uint64_t probe_loop(int kvm)
 		   0);
 	if (run == MAP_FAILED)
 		goto out;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = mono_ns();
 	if (ioctl(vcpu, KVM_RUN, 0) < 0 || run->exit_reason != KVM_EXIT_HLT)
 		goto out;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull +
-	     (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+	ns = mono_ns() - t0;
 	if (!ns)
 		ns = 1;
 out:
