@@ -80,11 +80,15 @@ static int blk_opt_set(enum blk_opt which, const char *v, struct blk_opts *o,
 {
 	switch (which) {
 	case OPT_RO:
+		if (v || ram)
+			return -EINVAL;
 		o->ro = true;
-		return !v && !ram ? 0 : -EINVAL;
+		return 0;
 	case OPT_DIRECT:
+		if (v || ram)
+			return -EINVAL;
 		o->direct = true;
-		return !v && !ram ? 0 : -EINVAL;
+		return 0;
 	case OPT_BATCH:
 		if (v && (!strcmp(v, "on") || !strcmp(v, "off"))) {
 			o->batch = !strcmp(v, "on");
