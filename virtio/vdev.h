@@ -31,8 +31,9 @@ struct vdev_queue {
 /* What a device receives when the driver sets DRIVER_OK (as Cloud
  * Hypervisor's and Firecracker's devices do at activate()): guest
  * memory, the negotiated features, its queues, and the means to ask for
- * a reset.  The device copies what it keeps: none of it outlives the
- * call. */
+ * a reset.  The structure itself does not outlive the call (the device
+ * copies the queue fields it keeps); mem, needs_reset and opaque must
+ * stay valid until the device's reset(). */
 struct vdev_activation {
 	const struct gmem *mem;
 	uint64_t features;           /* negotiated */
