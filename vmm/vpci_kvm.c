@@ -50,7 +50,7 @@ static bool vpci_kvm_irq_pending(void *opaque, unsigned int src)
 
 static void vpci_kvm_ioeventfds(struct vpci_kvm *t, bool assign)
 {
-	for (unsigned int q = 0; q < t->nq; q++) {
+	for (unsigned int q = 0; q < t->vdev.nq; q++) {
 		int r = vm_ioeventfd(t->vm, t->kick[q],
 				     t->notify_base + q * VPCI_NOTIFY_MULT,
 				     NOTIFY_LEN, true, assign);
@@ -85,7 +85,7 @@ static void vpci_kvm_notify(void *opaque, unsigned int q)
 {
 	struct vpci_kvm *t = opaque;
 
-	if (q >= t->nq)
+	if (q >= t->vdev.nq)
 		return;
 	__atomic_add_fetch(&t->slow_kicks, 1, __ATOMIC_RELAXED);
 	vpci_kvm_kick(t->kick[q]);
@@ -104,7 +104,7 @@ static void *vpci_kvm_intx_main(void *arg)
 {
 	struct vpci_kvm *t = arg;
 	struct pollfd p[1 + VPCI_MAX_SRC];
-	unsigned int n = 1 + t->nq;
+	unsigned int n = 1 + t->vdev.nq;
 
 	pthread_setname_np(pthread_self(), "intx");
 	sandbox_enter(SANDBOX_INTX);
@@ -176,12 +176,12 @@ void vpci_kvm_set_intx_gsi(struct vpci_kvm *t, unsigned int gsi)
 
 static int vpci_kvm_fds(struct vpci_kvm *t)
 {
-	for (unsigned int i = 0; i < t->nq; i++) {
+	for (unsigned int i = 0; i < t->vdev.nq; i++) {
 		t->kick[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (t->kick[i] < 0)
 			return -errno;
 	}
-	for (unsigned int i = 0; i < 1 + t->nq; i++) {
+	for (unsigned int i = 0; i < 1 + t->vdev.nq; i++) {
 		t->call[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (t->call[i] < 0)
 			return -errno;
@@ -189,7 +189,7 @@ static int vpci_kvm_fds(struct vpci_kvm *t)
 		if (t->gsi[i] < 0)
 			return t->gsi[i];
 	}
-	for (unsigned int i = 0; i < t->nq; i++) {
+	for (unsigned int i = 0; i < t->vdev.nq; i++) {
 		t->vdev.q[i].kick_fd = t->kick[i];
 		t->vdev.q[i].call_fd = t->call[VPCI_SRC_QUEUE(i)];
 	}
@@ -225,7 +225,6 @@ int vpci_kvm_create(struct vm *vm, const struct vdev_ops *ops, void *impl,
 	r = vdev_init(&t->vdev, ops, impl, &vm->mem, vpci_kvm_config_irq, t);
 	if (r)
 		goto fail;
-	t->nq = t->vdev.nq;
 	r = vpci_kvm_fds(t);
 	if (r)
 		goto fail;

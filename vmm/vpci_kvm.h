@@ -20,7 +20,6 @@ struct vpci_kvm {
 	struct vm *vm;
 	struct vdev vdev;
 	struct vpci pci;
-	unsigned int nq;
 	int kick[VDEV_MAX_QUEUES];
 	int call[VPCI_MAX_SRC];   /* [0]: config interrupt; [1 + q]: queue q */
 	int gsi[VPCI_MAX_SRC];
