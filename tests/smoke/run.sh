@@ -162,11 +162,16 @@ bad elf-bad-entry 'vmlinux: the entry point' "$VMM" run -k "$OUT/bad-entry.elf"
 "$VMM" --version | grep -q '^vmm ' && ok version || ko version "no version"
 "$VMM" --help | grep -q 'Usage: vmm' && ok help || ko help "no usage"
 "$VMM" run --help | grep -q -- '--disk' && ok run-help || ko run-help "no usage"
-# Every exit status the VMM can end with (vmm/machine.h's VMM_EXIT_*, the
-# signals it shuts down on) is listed under "Exit status" in both helps.
+# Every exit status the VMM can end with (vmm/machine.h's VMM_EXIT_*,
+# read from the source so that a new one must be documented, and the
+# signals it shuts down on: 128 + SIGINT, SIGTERM) is listed under "Exit
+# status" in both helps.
+statuses=$(sed -n 's/^\tVMM_EXIT_[A-Z_]* = \([0-9][0-9]*\),.*/\1/p' "$REPO/vmm/machine.h" |
+	grep -vx 128)
+statuses="$statuses $(sed -n 's/^#define SANDBOX_EXIT_STATUS \([0-9]*\).*/\1/p' "$REPO/host/sandbox.h") 130 143"
 for h in "" run; do
 	missing=""
-	for st in 0 1 2 3 4 5 6 7 130 143; do
+	for st in $statuses; do
 		"$VMM" $h --help | sed -n '/^Exit status:/,$p' |
 			grep -qE "^  ($st|[0-9, ]*[ ,]$st)[ ,]" || missing="$missing $st"
 	done
