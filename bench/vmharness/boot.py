@@ -32,14 +32,13 @@ Configurations (-c NAME[:bin=PATH,name=LABEL]):
                 kernel only, as the stock one has virtio-mmio as a module
                 the image does not load (its /init would find no disk)
 """
-import math
 import os
 import re
 import statistics
 import time
 
 from . import cmdlines, counters, guestrun, paths, plan
-from .stats import log_ratio_interval
+from .stats import paired_log_ratio
 
 CONFIGS = {
     "vmm": ("vmm", "bzImage", None),
@@ -157,7 +156,7 @@ def one_boot(cfg, kernel, disk, args, log_path):
     end = launch + g.seconds
     first_entry = entry.first()
     all_exits = exits.stop(None, amd)
-    ok = g.outcome == "clean" and "init" in seen and "=== RUN END rc=0 ===" in g.lines
+    ok = g.outcome == "clean" and "init" in seen and guestrun.run_block(g.lines)[0] == 0
     rec = {"config": cfg["name"], "job": kernel, "outcome": g.outcome if ok or g.outcome != "clean"
            else "no-init", "rc": g.rc, "log": log_path}
     if ok:
@@ -220,8 +219,7 @@ def paired(runs, kernel, base_of, other, stage_name):
     for r in runs:
         if r["job"] == kernel and stage(r, stage_name):
             by.setdefault(r["round"], {})[r["config"]] = stage(r, stage_name)
-    return log_ratio_interval([math.log(v[other] / v[base_of]) for v in by.values()
-                         if other in v and base_of in v])
+    return paired_log_ratio(by, base_of, other)
 
 
 def _ratio_line(label, pr):
@@ -299,8 +297,7 @@ def analyse(out_dir):
             for r in runs:
                 if r["config"] == c and r.get("stages"):
                     by.setdefault(r["round"], {})[r["job"]] = r["stages"]["init"]
-            pr = log_ratio_interval([math.log(v["small"] / v["stock"]) for v in by.values()
-                               if len(v) == 2])
+            pr = paired_log_ratio(by, "stock", "small")
             if pr:
                 out.append(_ratio_line("%s: small / stock kernel, launch to /init" % c, pr))
         out.append("")

@@ -187,6 +187,13 @@ def run_with_retries(argv, log_path, tries=3, timeout=240, **kw):
 RETRIED = []
 
 
+def vmm_counters(g):
+    """Our VMM's per-disk counters (-v), the last such line from
+    "virtio-blk: " on, or ""."""
+    lines = [l[l.index("virtio-blk: "):] for l in g.stderr.splitlines() if "virtio-blk: " in l]
+    return lines[-1] if lines else ""
+
+
 def run_block(lines):
     """(rc, lines) of guest/init's "=== RUN BEGIN ===" ... "=== RUN END
     rc=N ===" block (the last one); rc is None without its end marker."""

@@ -51,10 +51,9 @@ def run_jobs(args):
             print("run: fio %s failed\n%s" % (job, g.tail()), flush=True)
             rc = 1
             continue
-        counters = [l.split("virtio-blk: ", 1)[1] for l in g.stderr.splitlines()
-                    if "virtio-blk: " in l]
+        counters = guestrun.vmm_counters(g)[len("virtio-blk: "):]
         print("run: fio %s: done in %.1f s (boot included)%s" % (
-            job, g.seconds, "; " + counters[-1] if counters else ""), flush=True)
+            job, g.seconds, "; " + counters if counters else ""), flush=True)
         summary += summary_lines(job, res[1])
     print()
     print("fio summary: vmm, %d vCPUs, %d MiB, %s kernel, /dev/vdb = %s with %d queues "

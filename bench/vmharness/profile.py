@@ -14,7 +14,7 @@ import statistics
 import time
 
 from . import cmdlines, counters, fiojson, guestrun, paths, plan
-from .stats import log_ratio_interval
+from .stats import paired_log_ratio
 
 SEED = ["--bs=512", "--ioengine=libaio", "--iodepth=64", "--numjobs=32",
         "--direct=1", "--thread", "--group_reporting", "--norandommap",
@@ -219,13 +219,11 @@ def paired_ratio(runs, job, base, other, key="iops"):
     the same test-host boot): the geometric mean of other/base over the
     repeats where both have a result, with a t interval on the log scale
     (which cannot leave (0, inf)).  None if fewer than 2 pairs."""
-    import math
     by = {}
     for r in runs:
         if r["job"] == job and "fio" in r and r["config"] in (base, other):
             by.setdefault(r["repeat"], {})[r["config"]] = r["fio"][key]
-    pr = log_ratio_interval([math.log(v[other] / v[base]) for v in by.values()
-                             if base in v and other in v and v[base] > 0 and v[other] > 0])
+    pr = paired_log_ratio(by, base, other)
     if not pr:
         return None
     return dict(zip(("n", "ratio", "lo", "hi"), pr))

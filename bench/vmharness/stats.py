@@ -28,6 +28,13 @@ def log_ratio_interval(logs):
     return len(logs), math.exp(m), math.exp(m - h), math.exp(m + h)
 
 
+def paired_log_ratio(by_round, base, other):
+    """log_ratio_interval of OTHER / BASE over the rounds of BY_ROUND
+    ({round: {name: value}}) where both have a value above 0."""
+    return log_ratio_interval([math.log(v[other] / v[base]) for v in by_round.values()
+                               if v.get(base, 0) > 0 and v.get(other, 0) > 0])
+
+
 def wilson(k, n, z=1.96):
     """95% interval of a binomial proportion k/n (Wilson score)."""
     if not n:
