@@ -480,24 +480,6 @@ def check(o):
     points, fio overrides, regress names or None)."""
     given = bool(o["cfgs"])
     sets = apply_defaults(o)
-    reg = None
-    if o["scenario"] == "regress":
-        ba, bb = (regress_build(r) for r in o["regress"])
-        na, nb = (regress_name(r) for r in o["regress"])
-        reg = ("A:" + na, "B:" + nb)
-        if na == nb:
-            raise Error("regress: A and B are the same build")
-        if not given:
-            o["cfgs"] = ["vmm:bin=%s,name=%s" % (ba, reg[0]), "vmm:bin=%s,name=%s" % (bb, reg[1])]
-    cfgs = [parse_config(s) for s in o["cfgs"]]
-    labels = [c["label"] for c in cfgs]
-    for i, l in enumerate(labels):
-        if l in labels[:i]:
-            raise Error("two configurations named '%s' (add name=...)" % l)
-    for c in cfgs:
-        b = c["bin"] or paths.VMM_BIN
-        if c["kind"] == "vmm" and not os.access(b, os.X_OK):
-            raise Error("no VMM binary %s (make it first)" % b)
     qlist = expand_list(o["queues"]) if o["queues"] else [""]
     glist = expand_list(o["guests"]) if o["guests"] else ["1"]
     for w in qlist + glist:
@@ -514,6 +496,28 @@ def check(o):
     if o["seed"] is not None and not re.fullmatch(r"[0-9]+", o["seed"]):
         raise Error("--seed %s" % o["seed"])
     size_mb(o["mem"]), size_mb(o["disk"])
+    # Last: a regress run builds both revisions, which must not happen
+    # for options that are wrong anyway.
+    for spec in o["cfgs"] if given else ():
+        parse_config(spec)
+    reg = None
+    if o["scenario"] == "regress":
+        na, nb = (regress_name(r) for r in o["regress"])
+        reg = ("A:" + na, "B:" + nb)
+        if na == nb:
+            raise Error("regress: A and B are the same build")
+        ba, bb = (regress_build(r) for r in o["regress"])
+        if not given:
+            o["cfgs"] = ["vmm:bin=%s,name=%s" % (ba, reg[0]), "vmm:bin=%s,name=%s" % (bb, reg[1])]
+    cfgs = [parse_config(s) for s in o["cfgs"]]
+    labels = [c["label"] for c in cfgs]
+    for i, l in enumerate(labels):
+        if l in labels[:i]:
+            raise Error("two configurations named '%s' (add name=...)" % l)
+    for c in cfgs:
+        b = c["bin"] or paths.VMM_BIN
+        if c["kind"] == "vmm" and not os.access(b, os.X_OK):
+            raise Error("no VMM binary %s (make it first)" % b)
     return cfgs, qlist, glist, points, sets, reg
 
 

@@ -26,7 +26,7 @@ import sys
 import time
 
 from . import paths, testhost
-from .vmbench import Error, git, machine_line, probe, self_path
+from .vmbench import Error, git, machine_line, positive, probe, self_path
 
 
 def say(msg):
@@ -64,7 +64,10 @@ def hw_check(o):
     t_start = time.time()
     out = os.path.abspath(o["out"] or os.path.join(
         paths.BUILD, "hw-check-" + time.strftime("%Y%m%d-%H%M%S")))
-    budget = int(o["budget"] or os.environ.get("HWCHECK_BUDGET") or 480)
+    budget = o["budget"] or os.environ.get("HWCHECK_BUDGET") or "480"
+    if not positive(budget):
+        raise Error("--budget %s: seconds, a positive number" % budget)
+    budget = int(budget)
     runtime = o["runtime"] or os.environ.get("HWCHECK_RUNTIME") or "4"
     guests = o["guests"] or os.environ.get("HWCHECK_GUESTS") or "1-4"
     slow_ok = o["allow_slow"] or bool(os.environ.get("HWCHECK_ALLOW_SLOW"))

@@ -17,3 +17,14 @@ def test_one_line_per_job_and_direction_that_did_io():
 def test_the_command_is_shown_relative_to_the_checkout():
     argv = [paths.REPO + "/build/vmm", "run", "-p", "console=ttyS0 quiet"]
     assert mainjob.shown(argv) == "build/vmm run -p 'console=ttyS0 quiet'"
+
+
+def test_an_unknown_job_is_refused_before_anything_runs(tmp_path):
+    import os
+    import subprocess
+    import sys
+    vmh = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "vmh")
+    r = subprocess.run([sys.executable, vmh, "run", "-j", "nosuch", "-o", str(tmp_path / "o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "guest/jobs/nosuch.fio" in r.stderr
+    assert not (tmp_path / "o").exists()

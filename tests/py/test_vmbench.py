@@ -235,3 +235,14 @@ def test_a_run_boots_the_kernel_the_plan_names():
             run = vmbench_run.Run(ctx, vmbench.parse_config(spec), 0, "/r", 1, "1", [(0, 0)])
             a = run.argv(1, "/d/ctl.img")
             assert paths.KERNELS[name]["bzImage"] in a, (name, spec)
+
+
+def test_regress_builds_nothing_for_options_that_are_wrong(monkeypatch):
+    def no_build(rev):
+        raise AssertionError("built %s before the options were checked" % rev)
+    monkeypatch.setattr(vmbench, "regress_build", no_build)
+    for bad in (["-j", "nosuch"], ["--where", "moon"], ["--seed", "x"], ["-c", "kvmtool"]):
+        with pytest.raises(Error):
+            vmbench.check(vmbench.parse_args(["--scenario", "regress", "HEAD~1", "HEAD"] + bad))
+    with pytest.raises(Error):  # the same build twice
+        vmbench.check(vmbench.parse_args(["--scenario", "regress", "HEAD", "HEAD"]))
