@@ -9,7 +9,7 @@ Layout of one invocation:
          where guests can run (vmm probe), then run the inner part here or
          inside the test host (testhost.run_inside: one boot for the whole
          plan, under /tmp/testhost.lock, booted again if it dies), then
-         analyse with bench/lib/vmstats.py.
+         analyse with vmharness/report.py.
   inner  (vmbench_run: where KVM runs standard guests) boots the guests,
          releases the fio points with a barrier, saves every fio JSON.
 """
@@ -25,7 +25,6 @@ import time
 
 from . import paths, plan, testhost
 
-LIB = os.path.join(paths.REPO, "bench", "lib")
 JOBS_DIR = os.path.join(paths.REPO, "guest", "jobs")
 
 USAGE = """\
@@ -634,9 +633,16 @@ def self_path():
 def analyse(out):
     if not os.path.exists(os.path.join(out, "runs.tsv")):
         raise Error("%s holds no vmbench runs (no runs.tsv)" % out)
-    sys.path.insert(0, LIB)
-    import vmstats
-    return vmstats.analyse(out)
+    from . import report
+    planned = []
+    plan_path = os.path.join(out, "plan.json")
+    if os.path.exists(plan_path):
+        with open(plan_path) as f:
+            p = json.load(f)
+        for rep in range(1, p["repeats"] + 1):
+            for g, q, c in run_order(p, rep):
+                planned.append((rep, g, run_queues(p, p["cfgs"][c], q), c, p["cfgs"][c]["label"]))
+    return report.analyse(out, planned)
 
 
 def run_plan(out, where):

@@ -62,7 +62,7 @@ RUNS_HEAD = "run\trepeat\tcfg\tlabel\tkind\tqueues\tguests\tpoint\tguest\trc\tjs
 
 def guest_script(out, steps):
     """The script each guest runs: STEPS [(step, point)] in that order.
-    fio's JSON is trimmed (bench/lib/fio-trim.awk) to what vmstats reads:
+    fio's JSON is trimmed (bench/vmharness/fio-trim.awk) to what the report reads:
     each byte through the emulated UART costs exits (4 KB took 4-13 s in
     the test host, the trimmed ~1 KB a fifth of that); VMBENCH_FULL_JSON=1
     sends it whole."""
@@ -70,7 +70,7 @@ def guest_script(out, steps):
     if os.environ.get("VMBENCH_FULL_JSON"):
         s.append("TRIM=cat\n")
     else:
-        with open(os.path.join(paths.REPO, "bench", "lib", "fio-trim.awk")) as f:
+        with open(os.path.join(paths.REPO, "bench", "vmharness", "fio-trim.awk")) as f:
             s.append("TRIM=\"awk -f /tmp/vmb-trim.awk\"\ncat >/tmp/vmb-trim.awk <<'VMBENCH_EOF'\n"
                      + f.read() + "VMBENCH_EOF\n")
     for _, k in steps:

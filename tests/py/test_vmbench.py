@@ -190,7 +190,7 @@ FIO_JSON = """{
 
 @pytest.mark.skipif(not shutil.which("awk"), reason="no awk")
 def test_fio_trim_leaves_valid_json_with_the_figures():
-    trim = os.path.join(REPO, "bench", "lib", "fio-trim.awk")
+    trim = os.path.join(REPO, "bench", "vmharness", "fio-trim.awk")
     out = subprocess.run(["awk", "-f", trim], input=FIO_JSON, text=True,
                          capture_output=True, check=True).stdout
     doc = json.loads(out)

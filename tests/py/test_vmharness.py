@@ -37,7 +37,7 @@ def test_paired_ratio_on_the_log_scale():
     runs = [run("a", 0, 100), run("b", 0, 100), run("a", 1, 100), run("b", 1, 400)]
     pr = profile.paired_ratio(runs, "j", "a", "b")
     m, sd = math.log(2), math.log(4) / math.sqrt(2)
-    h = 12.706 * sd / math.sqrt(2)
+    h = 12.7062047 * sd / math.sqrt(2)
     assert pr["ratio"] == pytest.approx(2.0)
     assert pr["lo"] == pytest.approx(math.exp(m - h)) and pr["lo"] > 0
     assert pr["hi"] == pytest.approx(math.exp(m + h))

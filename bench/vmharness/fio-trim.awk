@@ -1,4 +1,4 @@
-# fio-trim.awk: fio's pretty-printed JSON, less what bench/lib/vmstats.py
+# fio-trim.awk: fio's pretty-printed JSON, less what the report (report.py)
 # does not read (run by busybox awk in the guest, before the JSON crosses
 # the emulated UART).  Drops the members named below, whole objects
 # included, and keeps only the 50th and 99th percentiles.  It keys on

@@ -1,34 +1,35 @@
-#!/usr/bin/env python3
-"""vmstats: the analysis half of bench/vmbench.
+"""vmbench's report: the analysis half of bench/vmbench (`bench/vmbench
+--analyze OUT` redoes it).
 
-    python3 bench/lib/vmstats.py OUTDIR     analyse a vmbench run
-    python3 bench/lib/vmstats.py --selftest check the statistics code
-
-Reads OUTDIR/{meta.tsv,points.tsv,runs.tsv} and the fio JSON files they
-name; writes OUTDIR/{samples.csv,summary.csv,summary.json,table.md} and
-PNG plots (gnuplot) under OUTDIR/plots/, and prints table.md.
+Reads OUT/{meta.tsv,points.tsv,runs.tsv,plan.json} and the fio JSON
+files they name; writes OUT/{samples.csv,summary.csv,summary.json,
+table.md} and PNG plots (gnuplot) under OUT/plots/, and prints table.md.
 
 One sample = one run (one boot of the configuration): the figures of all
 its guests combined (IOPS and bandwidth summed; mean latency weighted by
 the I/Os of each guest; p99 latency the largest of the guests').  Per
-configuration and figure: mean, sample standard deviation, 95% confidence
-interval of the mean (Student t); against the first configuration in the
-same group: the difference of the means in percent of the baseline mean,
-its 95% confidence interval (Welch), and Welch's t-test p-value
-(two-sided, unequal variances); significant when p < 0.05.
+configuration and figure: mean, sample standard deviation and a 95%
+interval taken on the log scale (it cannot go below 0).  Against the
+first configuration of the same group, the design is paired: every
+repeat runs each configuration once, so each repeat gives one ratio
+(configuration / baseline); the report gives their geometric mean, its
+95% t interval on the log scale (a change can never reach -100%, and
+each ratio carries the baseline's noise as well as its own) and the
+paired t-test's p-value; significant when p < 0.05.  Every planned run
+without a result is listed.
 
-Python 3 standard library only (tests/deps.sh installs python3).
+Python 3 standard library only.  The formulas are in stats.py.
 """
 import csv
 import json
-import math
 import os
 import re
 import shutil
 import subprocess
 import sys
 
-ALPHA = 0.05
+from .stats import ALPHA, mean_interval, paired_ratio
+
 # (key, column title, unit, +1 if higher is better / -1 if lower is)
 FIGURES = [
     ("iops", "IOPS", "", +1),
@@ -36,130 +37,6 @@ FIGURES = [
     ("lat_mean_us", "mean lat", "us", -1),
     ("lat_p99_us", "p99 lat", "us", -1),
 ]
-
-
-# ---- statistics -------------------------------------------------------------
-
-def _betacf(a, b, x):
-    """Continued fraction of the incomplete beta function (Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        de = d * c
-        h *= de
-        if abs(de - 1.0) < 1e-15:
-            break
-    return h
-
-
-def betainc(a, b, x):
-    """Regularized incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbt = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-           + a * math.log(x) + b * math.log1p(-x))
-    bt = math.exp(lbt)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return bt * _betacf(a, b, x) / a
-    return 1.0 - bt * _betacf(b, a, 1.0 - x) / b
-
-
-def t_two_sided_p(t, df):
-    """P(|T| >= |t|) for Student's t with df degrees of freedom."""
-    if math.isinf(t):
-        return 0.0
-    return betainc(df / 2.0, 0.5, df / (df + t * t))
-
-
-def t_quantile(p, df):
-    """The p quantile (p > 0.5) of Student's t, by bisection."""
-    target = 2.0 * (1.0 - p)  # two-sided tail
-    lo, hi = 0.0, 1.0
-    while t_two_sided_p(hi, df) > target:
-        hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if t_two_sided_p(mid, df) > target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2.0
-
-
-def describe(xs):
-    """n, mean, sd, (ci_lo, ci_hi) of a sample; sd/ci None when n < 2."""
-    n = len(xs)
-    if n == 0:
-        return 0, None, None, (None, None)
-    m = sum(xs) / n
-    if n < 2:
-        return n, m, None, (None, None)
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
-    h = t_quantile(1 - ALPHA / 2, n - 1) * sd / math.sqrt(n)
-    return n, m, sd, (m - h, m + h)
-
-
-def welch(xs, ys):
-    """Welch's t-test of mean(ys) - mean(xs): (diff, (ci_lo, ci_hi), p)."""
-    nx, ny = len(xs), len(ys)
-    mx, my = sum(xs) / nx, sum(ys) / ny
-    diff = my - mx
-    if nx < 2 or ny < 2:
-        return diff, (None, None), None
-    vx = sum((x - mx) ** 2 for x in xs) / (nx - 1)
-    vy = sum((y - my) ** 2 for y in ys) / (ny - 1)
-    se2 = vx / nx + vy / ny
-    if se2 == 0.0:
-        return diff, (diff, diff), (1.0 if diff == 0 else 0.0)
-    se = math.sqrt(se2)
-    df = se2 ** 2 / ((vx / nx) ** 2 / (nx - 1) + (vy / ny) ** 2 / (ny - 1))
-    p = t_two_sided_p(diff / se, df)
-    h = t_quantile(1 - ALPHA / 2, df) * se
-    return diff, (diff - h, diff + h), p
-
-
-def selftest():
-    ok = True
-
-    def check(what, got, want, tol):
-        nonlocal ok
-        good = abs(got - want) <= tol
-        ok = ok and good
-        print("%s %s: %.6g (want %.6g)" % ("PASS" if good else "FAIL", what, got, want))
-
-    check("t quantile 0.975 df=2", t_quantile(0.975, 2), 4.302653, 1e-5)
-    check("t quantile 0.975 df=4", t_quantile(0.975, 4), 2.776445, 1e-5)
-    check("t quantile 0.975 df=1e6", t_quantile(0.975, 1e6), 1.959966, 1e-4)
-    # R: t.test(c(2,4,6,8,10), c(1,2,3,4,5)): t = 1.8974, df = 5.8824,
-    # p-value = 0.1075, 95% CI -0.8878 6.8878
-    d, (lo, hi), p = welch([1, 2, 3, 4, 5], [2, 4, 6, 8, 10])
-    check("welch p", p, 0.1075, 5e-4)
-    check("welch ci lo", lo, -0.8878, 5e-4)
-    check("welch ci hi", hi, 6.8878, 5e-4)
-    # t = 7.7460, df = 2.9412; p by numerical integration of the t
-    # density (Simpson, 2e5 steps): 0.0047980
-    d, _, p = welch([10.1, 10.3, 10.2], [11.0, 11.4, 11.2])
-    check("welch p small", p, 0.0047980, 2e-6)
-    n, m, sd, (lo, hi) = describe([1.0, 2.0, 3.0])
-    check("ci lo of 1,2,3", lo, 2 - 4.302653 / math.sqrt(3), 1e-5)
-    return ok
 
 
 # ---- reading a run ----------------------------------------------------------
@@ -190,7 +67,7 @@ def load_fio(path):
     m = re.search(r"^\{", text, re.M)
     if not m:
         return None
-    # The guest trims fio's JSON (bench/lib/fio-trim.awk); before
+    # The guest trims fio's JSON (bench/vmharness/fio-trim.awk); before
     # 2026-12-01 the trimmer could leave a comma before a closing brace
     # where it dropped the last member (results made then are still read).
     text = re.sub(r",(\s*[}\]])", r"\1", text[m.start():])
@@ -326,7 +203,8 @@ def num_key(v):
 
 def summarise(meta, samples):
     """Per group (point, phase, dir, guests, queues if swept) and config:
-    statistics of each figure, compared with the group's first config."""
+    statistics of each figure, and its ratio to the group's first config
+    paired by repeat."""
     qswept = meta.get("queues_swept") == "1"
     groups = {}
     for s in samples:
@@ -336,9 +214,10 @@ def summarise(meta, samples):
             "config": s["config"], "kind": s["kind"], "cfg": s["cfg"],
             "queues": set(), "guests": s["guests"], "job": s["job"],
             "params": s["params"], "phase": s["phase"], "dir": s["dir"],
-            "point": s["point"], "values": {}})
+            "point": s["point"], "values": {}, "by_repeat": {}})
         row["queues"].add(s["queues"])
         row["values"].setdefault(s["figure"], []).append(s["value"])
+        row["by_repeat"].setdefault(s["figure"], {}).setdefault(s["repeat"], []).append(s["value"])
     results = []
     for gk in sorted(groups):
         cfgs = groups[gk]
@@ -350,7 +229,7 @@ def summarise(meta, samples):
                 xs = row["values"].get(key)
                 if not xs:
                     continue
-                n, m, sd, ci = describe(xs)
+                n, m, sd, ci = mean_interval(xs)
                 r = {
                     "config": row["config"], "kind": row["kind"],
                     "queues": "/".join(sorted(row["queues"], key=num_key)),
@@ -358,25 +237,41 @@ def summarise(meta, samples):
                     "params": row["params"], "phase": row["phase"],
                     "dir": row["dir"], "figure": key, "n": n,
                     "values": xs, "mean": m, "sd": sd,
-                    "ci95": list(ci), "baseline": base["config"],
-                    "diff_pct": None, "diff_ci95_pct": [None, None],
-                    "p_welch": None, "significant": None, "worse": None,
-                    "_group": gk, "_cfg": c, "_better": better,
+                    "ci95": list(ci), "baseline": base["config"], "pairs": 0,
+                    "ratio": None, "ratio_ci95": [None, None],
+                    "p_paired": None, "significant": None, "worse": None,
+                    "_group": gk, "_cfg": c, "_better": better, "_base": base_cfg,
                 }
-                bx = base["values"].get(key)
-                if c != base_cfg and bx:
-                    d, (lo, hi), p = welch(bx, xs)
-                    b = sum(bx) / len(bx)
-                    if b:
-                        r["diff_pct"] = 100.0 * d / b
-                        if lo is not None:
-                            r["diff_ci95_pct"] = [100.0 * lo / b, 100.0 * hi / b]
-                    r["p_welch"] = p
-                    if p is not None:
-                        r["significant"] = p < ALPHA
-                        r["worse"] = p < ALPHA and d * better < 0
+                if c != base_cfg:
+                    mine = row["by_repeat"].get(key, {})
+                    theirs = base["by_repeat"].get(key, {})
+                    pr = paired_ratio([(mean(theirs[k]), mean(mine[k]))
+                                       for k in sorted(mine) if k in theirs])
+                    r.update(pairs=pr["n"], ratio=pr["ratio"], ratio_ci95=[pr["lo"], pr["hi"]],
+                             p_paired=pr["p"])
+                    if pr["p"] is not None:
+                        r["significant"] = pr["p"] < ALPHA
+                        r["worse"] = r["significant"] and (pr["ratio"] - 1) * better < 0
                 results.append(r)
     return results
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def missing_runs(planned, points, runs):
+    """Each planned run [(repeat, guests, queues, cfg, label)] and point
+    of which runs.tsv holds no row at all, as sentences."""
+    had = {(e["repeat"], e["guests"], e["queues"], e["cfg"], e["point"]) for e in runs.values()}
+    out = []
+    for rep, g, q, c, label in planned:
+        lost = [p for p in sorted(points, key=int) if (rep, g, q, c, p) not in had]
+        if lost:
+            out.append("repeat %d, %s, %d guest(s), queues %s: %s never ran" % (
+                rep, label, g, q, "the whole run" if len(lost) == len(points)
+                else "point(s) " + ", ".join("%s (%s)" % (p, points[p]["job"]) for p in lost)))
+    return out
 
 
 # ---- output -----------------------------------------------------------------
@@ -408,23 +303,36 @@ def cell_value(r):
 
 
 def cell_diff(r):
-    if r["_cfg"] == min_cfg_of(r):
+    if r["_cfg"] == r["_base"]:
         return "baseline"
-    if r["diff_pct"] is None:
-        return "-"
-    s = "%+.1f%%" % r["diff_pct"]
-    if r["diff_ci95_pct"][0] is not None:
-        s += " [%+.1f, %+.1f]" % tuple(r["diff_ci95_pct"])
-    if r["p_welch"] is not None:
-        s += " p%s%s" % (fmt_p(r["p_welch"]), " **sig**" if r["significant"] else " ns")
-    return s
+    if r["ratio"] is None:
+        return "no pair"
+    out = "%.2fx" % r["ratio"]
+    if r["ratio_ci95"][0] is not None:
+        out += " [%.2f-%.2f]" % tuple(r["ratio_ci95"])
+    if r["p_paired"] is not None:
+        out += " p%s%s" % (fmt_p(r["p_paired"]), " **sig**" if r["significant"] else " ns")
+    if r["pairs"] != r["n"]:
+        out += " (%d pair%s)" % (r["pairs"], "" if r["pairs"] == 1 else "s")
+    return out
 
 
-_BASE = {}
-
-
-def min_cfg_of(r):
-    return _BASE[r["_group"]]
+def sentence(r):
+    """One figure of one configuration against its baseline, in words,
+    saying only what the numbers show."""
+    what = dict((k, n) for k, n, _, _ in FIGURES)[r["figure"]]
+    s = "%s, %s queue(s), %d guest(s), %s: %s / %s = %s" % (
+        section_title(r, None), r["queues"], r["guests"], what, r["config"], r["baseline"],
+                                 "-" if r["ratio"] is None else "%.2fx" % r["ratio"])
+    if r["ratio"] is None:
+        return s + " (no repeat has both)"
+    if r["p_paired"] is None:
+        return s + " (%d paired repeat: no interval, no test)" % r["pairs"]
+    s += " (95%% CI %.2f-%.2f, %d paired repeats, " % (r["ratio_ci95"][0], r["ratio_ci95"][1], r["pairs"])
+    if not r["significant"]:
+        return s + "not significant, p%s)" % fmt_p(r["p_paired"])
+    good = (r["ratio"] - 1) * r["_better"] > 0
+    return s + "significantly %s, p%s)" % ("better" if good else "worse", fmt_p(r["p_paired"]))
 
 
 def section_title(r, points_params_swept):
@@ -464,7 +372,7 @@ def table_md(meta, results, problems, regress):
         out.append("- The runs themselves: %dm%02ds" % (t // 60, t % 60))
     probes = meta.get("_probes")
     if probes:
-        n, m, sd, _ = describe(probes)
+        n, m, sd, _ = mean_interval(probes)
         out.append("- KVM speed during the runs (kvmprobe before each run, ns per guest "
                    "loop iteration): mean %.2f, sd %.2f (%.0f%%), min %.2f, max %.2f, n=%d"
                    % (m, sd or 0.0, 100.0 * (sd or 0.0) / m if m else 0.0,
@@ -473,12 +381,14 @@ def table_md(meta, results, problems, regress):
         out.append("- Load average of the machine (1, 5, 15 min): %s before, %s after"
                    % (meta["load_before"], meta.get("load_after", "?")))
     out.append("")
-    out.append("Each cell: mean ± standard deviation [95% confidence interval] over "
-               "the runs (n); Δ: difference to the baseline (first configuration) "
-               "in percent [95% CI, Welch], Welch's t-test p-value, **sig** when "
-               "p < 0.05, ns otherwise.  Latency is fio's completion latency (clat); "
-               "with several guests IOPS and MB/s are summed, mean latency is "
-               "I/O-weighted and p99 the worst guest's.\n")
+    out.append("Each cell: mean ± standard deviation [95% interval, t on the log scale] "
+               "over the runs (n); vs baseline: this configuration / the baseline "
+               "(first configuration), the geometric mean of the ratios of the "
+               "repeats that have both [95% interval, t on the log scale], the "
+               "paired t-test's p-value, **sig** when p < 0.05, ns otherwise.  "
+               "Latency is fio's completion latency (clat); with several guests "
+               "IOPS and MB/s are summed, mean latency is I/O-weighted and p99 the "
+               "worst guest's.\n")
     # Group rows into sections by (point, phase, dir).
     sections = {}
     for r in results:
@@ -490,7 +400,7 @@ def table_md(meta, results, problems, regress):
         out.append("### %s\n" % section_title(first, None))
         hdr = ["config", "q", "guests", "n"]
         for key, name, unit, _ in FIGURES:
-            hdr += ["%s%s" % (name, " (%s)" % unit if unit and unit != name else ""), "Δ %s" % name]
+            hdr += ["%s%s" % (name, " (%s)" % unit if unit and unit != name else ""), "%s vs baseline" % name]
         out.append("| " + " | ".join(hdr) + " |")
         out.append("|" + "---|" * len(hdr))
         for (gk, c) in sorted(rows):
@@ -502,16 +412,22 @@ def table_md(meta, results, problems, regress):
                 line += [cell_value(r), cell_diff(r)] if r else ["-", "-"]
             out.append("| " + " | ".join(line) + " |")
         out.append("")
+    words = [sentence(r) for r in results
+             if r["_cfg"] != r["_base"] and r["figure"] in ("iops", "lat_mean_us")]
+    if words:
+        out.append("### In words (written from the figures above)\n")
+        out += ["- " + w + "." for w in words]
+        out.append("")
     if regress:
         a, b = regress
         out.append("### Regressions: where %s is significantly worse than %s\n" % (b, a))
         worse = [r for r in results if r["worse"] and r["config"] == b]
         if not worse:
             out.append("None: no figure where %s is significantly worse than %s "
-                       "(Welch p < 0.05, n=%s per configuration).\n" % (b, a, meta.get("repeats", "?")))
+                       "(paired t-test p < 0.05, n=%s per configuration).\n" % (b, a, meta.get("repeats", "?")))
         for r in worse:
             base = next(x for x in results if x["_group"] == r["_group"]
-                        and x["_cfg"] == min_cfg_of(r) and x["figure"] == r["figure"])
+                        and x["_cfg"] == r["_base"] and x["figure"] == r["figure"])
             out.append("- %s, %s: %s %s, %s %s: %s" % (
                 section_title(r, None), dict((k, n) for k, n, _, _ in FIGURES)[r["figure"]],
                 a, fmt(base["mean"], r["figure"]), b, fmt(r["mean"], r["figure"]), cell_diff(r)))
@@ -546,7 +462,7 @@ def summary_rows(results):
     for r in results:
         x = {k: v for k, v in r.items() if not k.startswith("_") and k != "values"}
         x["ci95_lo"], x["ci95_hi"] = r["ci95"]
-        x["diff_ci95_lo_pct"], x["diff_ci95_hi_pct"] = r["diff_ci95_pct"]
+        x["ratio_ci95_lo"], x["ratio_ci95_hi"] = r["ratio_ci95"]
         x["values"] = " ".join("%.6g" % v for v in r["values"])
         rows.append(x)
     return rows
@@ -554,7 +470,7 @@ def summary_rows(results):
 
 SUMMARY_FIELDS = ["config", "kind", "queues", "guests", "job", "params", "phase", "dir",
                   "figure", "n", "mean", "sd", "ci95_lo", "ci95_hi", "baseline",
-                  "diff_pct", "diff_ci95_lo_pct", "diff_ci95_hi_pct", "p_welch",
+                  "pairs", "ratio", "ratio_ci95_lo", "ratio_ci95_hi", "p_paired",
                   "significant", "worse", "values"]
 SAMPLE_FIELDS = ["run", "repeat", "config", "kind", "queues", "guests", "job", "params",
                  "phase", "dir", "figure", "value", "probe_ns"]
@@ -572,7 +488,7 @@ def plots(out, meta, results):
     configuration (and value of the other swept dimensions), error bars
     one standard deviation."""
     if not shutil.which("gnuplot"):
-        print("vmstats: gnuplot not found: no plots", file=sys.stderr)
+        print("vmbench report: gnuplot not found: no plots", file=sys.stderr)
         return []
     def params_of(r):
         return dict(w.split("=", 1) for w in r["params"].split() if "=" in w)
@@ -665,7 +581,7 @@ def plots(out, meta, results):
                     f.write("plot " + ", \\\n     ".join(parts) + "\n")
                 res = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
                 if res.returncode != 0:
-                    print("vmstats: gnuplot %s failed: %s" % (gp, res.stderr.strip()[:500]),
+                    print("vmbench report: gnuplot %s failed: %s" % (gp, res.stderr.strip()[:500]),
                           file=sys.stderr)
                     continue
                 made.append(os.path.join(pdir, base + ".png"))
@@ -674,8 +590,12 @@ def plots(out, meta, results):
 
 # ---- main -------------------------------------------------------------------
 
-def analyse(out):
+def analyse(out, planned=()):
+    """Analyse the vmbench run in OUT.  PLANNED: every run the plan asked
+    for, [(repeat, guests, queues, cfg index, label)]; those without a
+    row are listed with the failed runs."""
     meta, points, configs, runs, problems = load(out)
+    problems += missing_runs(planned, points, runs)
     probes = {}
     for ent in runs.values():
         try:
@@ -687,9 +607,6 @@ def analyse(out):
     meta["_failures"] = read_tsv(fpath) if os.path.exists(fpath) else []
     samples = build_samples(meta, points, configs, runs)
     results = summarise(meta, samples)
-    for r in results:
-        _BASE.setdefault(r["_group"], r["_cfg"])
-        _BASE[r["_group"]] = min(_BASE[r["_group"]], r["_cfg"])
     regress = None
     if meta.get("regress"):
         a, b = meta["regress"].split("\t")
@@ -702,8 +619,9 @@ def analyse(out):
         json.dump({
             "meta": {k: v for k, v in meta.items() if not k.startswith("_")},
             "kvmprobe_ns_per_run": probes,
-            "method": {"statistic": "Welch's t-test, two-sided", "alpha": ALPHA,
-                       "ci": "95%, Student t (mean), Welch (difference)",
+            "method": {"statistic": "paired t-test of the log ratios to the baseline, "
+                       "two-sided, paired by repeat", "alpha": ALPHA,
+                       "ci": "95%, Student t on the log scale (mean and ratio)",
                        "latency": "fio clat (completion latency)",
                        "guests": "IOPS and MB/s summed, mean latency I/O-weighted, p99 worst guest"},
             "configs": [configs[c]["label"] for c in sorted(configs)],
@@ -721,15 +639,3 @@ def analyse(out):
     print(md)
     return 0 if results else 1
 
-
-def main(argv):
-    if len(argv) == 2 and argv[1] == "--selftest":
-        return 0 if selftest() else 1
-    if len(argv) != 2 or argv[1].startswith("-"):
-        print(__doc__, file=sys.stderr)
-        return 2
-    return analyse(argv[1])
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

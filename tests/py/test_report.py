@@ -1,0 +1,75 @@
+"""vmbench's report (vmharness/report.py) on a small made-up run: paired
+ratios per repeat, intervals in range, sentences from the figures, and
+every planned run without a result listed."""
+import json
+import os
+
+import pytest
+
+from vmharness import vmbench
+
+HEAD = "run repeat cfg label kind queues guests point guest rc json probe_ns pos".split()
+
+
+def fio(iops, lat_us):
+    return {"jobs": [{"jobname": "randread-4k", "read": {
+        "total_ios": int(iops * 3), "iops": iops, "bw": iops * 4,
+        "clat_ns": {"mean": lat_us * 1000, "percentile": {"99.000000": lat_us * 3000}}}}]}
+
+
+def make_run(out, results, repeats=3):
+    """RESULTS: {(repeat, cfg): iops}; cfg 0 is "base", 1 is "new"."""
+    cfgs = [{"kind": "vmm", "label": "base", "queues": ""},
+            {"kind": "vmm", "label": "new", "queues": ""}]
+    with open(os.path.join(out, "plan.json"), "w") as f:
+        json.dump({"cfgs": cfgs, "qlist": [""], "glist": ["1"], "repeats": repeats,
+                   "seed": 7, "cpus": 2, "points": [["randread-4k", ""]]}, f)
+    with open(os.path.join(out, "meta.tsv"), "w") as f:
+        f.write("title\tt\nrepeats\t%d\n" % repeats)
+    with open(os.path.join(out, "points.tsv"), "w") as f:
+        f.write("0\trandread-4k\t-\n")
+    rows = ["\t".join(HEAD)]
+    for (rep, c), iops in sorted(results.items()):
+        run = "r%d-g1-q2-c%d" % (rep, c)
+        os.makedirs(os.path.join(out, "raw", run), exist_ok=True)
+        js = "raw/%s/g1-p0.json" % run
+        with open(os.path.join(out, js), "w") as f:
+            json.dump(fio(iops, 1e6 / iops), f)
+        rows.append("\t".join(map(str, [run, rep, c, cfgs[c]["label"], "vmm", 2, 1, 0, 1, 0,
+                                        js, 20.0, 0])))
+    with open(os.path.join(out, "runs.tsv"), "w") as f:
+        f.write("\n".join(rows) + "\n")
+
+
+def test_paired_ratio_sentences_and_missing_runs(tmp_path, capsys):
+    out = str(tmp_path)
+    # new = 2x base in each repeat although the repeats differ 4-fold;
+    # repeat 3 of "new" never ran
+    make_run(out, {(1, 0): 1000, (1, 1): 2000, (2, 0): 4000, (2, 1): 8100,
+                   (3, 0): 2000})
+    assert vmbench.analyse(out) == 0
+    md = open(os.path.join(out, "table.md")).read()
+    with open(os.path.join(out, "summary.json")) as f:
+        res = [r for r in json.load(f)["results"] if r["config"] == "new" and r["figure"] == "iops"][0]
+    assert res["pairs"] == 2 and res["ratio"] == pytest.approx((2.0 * 2.025) ** 0.5)
+    assert res["significant"] is True and res["worse"] is False
+    assert res["ratio_ci95"][0] > 1.0
+    assert "significantly better" in md and "2 paired repeats" in md
+    assert "repeat 3, new, 1 guest(s), queues 2: the whole run never ran" in md
+    lat = [l for l in md.splitlines() if "mean lat: new / base" in l][0]
+    assert "significantly better" in lat  # latency halved: lower is better
+    # every interval of a mean stays above 0
+    with open(os.path.join(out, "summary.json")) as f:
+        for r in json.load(f)["results"]:
+            assert r["ci95"][0] is None or r["ci95"][0] > 0
+
+
+def test_unpaired_noise_is_not_called_significant(tmp_path):
+    out = str(tmp_path)
+    make_run(out, {(1, 0): 1000, (1, 1): 1100, (2, 0): 1000, (2, 1): 900,
+                   (3, 0): 1000, (3, 1): 1050})
+    assert vmbench.analyse(out) == 0
+    md = open(os.path.join(out, "table.md")).read()
+    iops = [l for l in md.splitlines() if "IOPS: new / base" in l][0]
+    assert "not significant" in iops and "3 paired repeats" in iops
+    assert "never ran" not in md
