@@ -119,17 +119,17 @@ guest:
 
 # End to end (tests/e2e/README.md): the pytest tests of tests/e2e/py (bad
 # command lines, then real guests under QEMU and ours, on each guest
-# kernel) through bench/vmh pytest: in one boot of the test host when
+# kernel) through bench/vmbench pytest: in one boot of the test host when
 # this host's KVM is too slow for Linux (`vmm probe` decides), booted
 # again for the tests left if it dies.
 e2e: all guest
-	bench/vmh pytest
+	bench/vmbench pytest
 
 # The main job: 2 vCPUs, ram:1G as /dev/vdb, fio randread-4k and
-# randwrite-4k, a summary at the end (bench/vmh run; KERNEL=small for the
+# randwrite-4k, a summary at the end (bench/vmbench run; KERNEL=small for the
 # small guest kernel).
 run: all guest
-	bench/vmh run $(if $(KERNEL),--kernel $(KERNEL))
+	bench/vmbench run $(if $(KERNEL),--kernel $(KERNEL))
 
 bench: $(BENCH_BIN)
 

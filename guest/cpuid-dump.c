@@ -1,6 +1,6 @@
 /* cpuid-dump [msr]: the CPUID leaves every CPU of the guest sees, or
  * (with "msr") a few of its MSRs, one line each, for comparing what two
- * VMMs give the same guest (bench/vmh cpuid; issue 10).  Built static
+ * VMMs give the same guest (bench/vmbench cpuid; issue 10).  Built static
  * into the guest's initrd.
  *
  *   cpu N leaf 0xLLLLLLLL sub S: EAX EBX ECX EDX

@@ -1,4 +1,4 @@
-"""`make run` (bench/vmh run): the job this VMM exists for.  A VM with 2
+"""`make run` (bench/vmbench run): the job this VMM exists for.  A VM with 2
 vCPUs, 512 MiB and a 1 GiB RAM disk (ram:1G, 2 queues) as /dev/vdb runs
 fio's randread-4k and then randwrite-4k (guest/jobs/: io_uring, O_DIRECT,
 4 KiB, QD32, 5 s; one boot per job, guest/init's fio= action), and a

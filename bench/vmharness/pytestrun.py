@@ -11,7 +11,6 @@ was running included, 3 boots at most.  The summary at the end counts
 every test once, from all boots."""
 import json
 import os
-import sys
 
 from . import testhost
 
@@ -64,26 +63,25 @@ def run(pytest_argv, out):
     except OSError:
         pass
     env = dict(os.environ, VMH_PYTEST_RECORD=record)
-    collected, outcome, finished = [], {}, False
-    for boot in range(1, BOOTS + 1):
-        argv = list(pytest_argv)
-        for nodeid in collected:
-            if nodeid in outcome:
-                argv += ["--deselect", nodeid]
-        rc = testhost.run_inside(argv, out, env=env)
-        collected, outcome, finished = read_record(record)
-        if finished or (collected and all(n in outcome for n in collected)):
-            finished = True
-            break
-        print("vmh: test host boot %d ended with status %d before pytest finished; %s"
-              % (boot, rc, "booting it again for the tests left" if boot < BOOTS
-                 else "giving up"), file=sys.stderr, flush=True)
+    state = {"collected": [], "outcome": {}, "finished": False}
+
+    def next_argv():
+        return list(pytest_argv) + [a for n in state["collected"] if n in state["outcome"]
+                                    for a in ("--deselect", n)]
+
+    def finished(rc):
+        c, o, f = read_record(record)
+        state.update(collected=c, outcome=o,
+                     finished=f or bool(c and all(n in o for n in c)))
+        return state["finished"]
+    testhost.run_with_reboots(next_argv, out, finished, boots=BOOTS, env=env)
+    collected, outcome, finished = state["collected"], state["outcome"], state["finished"]
     if not finished:
-        print("vmh: the test host died %d times before pytest finished" % BOOTS, flush=True)
+        print("vmbench: the test host died %d times before pytest finished" % BOOTS, flush=True)
     for nodeid in collected:
         if outcome.get(nodeid) not in ("passed", "skipped"):
-            print("vmh: %s: %s" % (outcome.get(nodeid, "not run"), nodeid))
-    print("vmh pytest, all boots: " + summary(collected, outcome), flush=True)
+            print("vmbench: %s: %s" % (outcome.get(nodeid, "not run"), nodeid))
+    print("vmbench pytest, all boots: " + summary(collected, outcome), flush=True)
     ok = finished and collected and all(
         outcome.get(n) in ("passed", "skipped") for n in collected)
     return 0 if ok else 1

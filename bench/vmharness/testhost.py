@@ -3,6 +3,7 @@ speed, else inside the test host (tests/testhost/run.sh: QEMU TCG with an
 emulated AMD-V, see guest/README.md), one boot at a time under a lock."""
 import fcntl
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,14 +14,32 @@ from . import paths
 LOCK = "/tmp/testhost.lock"
 
 
+def probe(timeout_s=30):
+    """One `vmm probe`: (exit status, its "guest loop ... verdict ..."
+    lines as one, ns per guest loop iteration or None).  Status 0: this
+    KVM runs guests at hardware speed; 6: an emulated one (about 1 us per
+    guest instruction); 124: it did not answer in TIMEOUT_S (it hung once
+    in the test host); 127: no build/vmm."""
+    try:
+        r = subprocess.run([paths.VMM_BIN, "probe"], capture_output=True, text=True,
+                           timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return 124, "probe timed out", None
+    except OSError as e:
+        return 127, "vmm probe: %s" % e, None
+    lines = (r.stdout + r.stderr).splitlines()
+    m = re.search(r" ([0-9.]+) ns each", r.stdout)
+    return (r.returncode,
+            " ".join(l for l in lines if re.match(r"(guest loop|verdict)", l)) + " ",
+            float(m.group(1)) if m else None)
+
+
 def kvm_is_fast():
-    """`vmm probe` exits 0 on a KVM that runs guests at hardware speed and
-    6 on an emulated one (about 1 us per guest instruction)."""
+    """Whether guests run here: inside the test host, or where `vmm
+    probe` finds a KVM at hardware speed."""
     if os.environ.get("TESTHOST"):
         return True  # inside the test host: its KVM is the fast one here
-    r = subprocess.run([paths.VMM_BIN, "probe"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-    return r.returncode == 0
+    return probe()[0] == 0
 
 
 def _last_sign_of_life(out_dir):
@@ -54,7 +73,7 @@ def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        print("vmh: waiting for the test host that runs now (%s)" % LOCK,
+        print("vmbench: waiting for the test host that runs now (%s)" % LOCK,
               file=sys.stderr, flush=True)
         fcntl.flock(lock, fcntl.LOCK_EX)
     with lock:
@@ -69,7 +88,7 @@ def _run_locked(argv, out_dir, env, stall_s, lock_fd):
         time.sleep(5)
         last = max(_last_sign_of_life(out_dir), start)
         if time.time() - last > stall_s:
-            print("vmh: the test host shows no sign of life for %d s: stopping it"
+            print("vmbench: the test host shows no sign of life for %d s: stopping it"
                   % stall_s, file=sys.stderr, flush=True)
             stop_group(proc, 30)
             return 124
@@ -87,6 +106,22 @@ def stop_group(proc, grace_s):
         proc.wait()
 
 
+def run_with_reboots(next_argv, out_dir, finished, boots=3, **kw):
+    """The emulated test host sometimes dies or locks up: run the command
+    NEXT_ARGV() gives (called before each boot, so that it can leave out
+    what is done) in a test-host boot, and boot it again until
+    FINISHED(status) is true, BOOTS boots at most.  Returns (status of
+    the last boot, boots used).  KW goes to run_inside."""
+    for boot in range(1, boots + 1):
+        rc = run_inside(next_argv(), out_dir, **kw)
+        if finished(rc):
+            break
+        print("vmbench: test host boot %d ended with status %d before the end; %s"
+              % (boot, rc, "booting it again for what is left" if boot < boots
+                 else "giving up"), file=sys.stderr, flush=True)
+    return rc, boot
+
+
 def python_argv(module_args):
     """This interpreter running the harness's command line with ARGS."""
-    return [sys.executable or "python3", os.path.join(paths.REPO, "bench", "vmh")] + module_args
+    return [sys.executable or "python3", os.path.join(paths.REPO, "bench", "vmbench")] + module_args

@@ -34,15 +34,18 @@ Usage: bench/vmbench [OPTION]...
        bench/vmbench --scenario hw-check [-o OUTDIR] [--budget S] [--allow-slow]
        bench/vmbench --analyze OUTDIR
        bench/vmbench --resume OUTDIR
+       bench/vmbench profile|analyse|deaths|cpuid|boot|run|pytest [ARG]...
+           (the scenarios over the test host: `bench/vmbench COMMAND --help`)
 
 Runs fio jobs (guest/jobs/NAME.fio) in guests under each configuration,
 R times each, interleaved (every configuration once per repeat, in an
 order shuffled anew in each repeat, seeded and recorded), and compares
 every figure (IOPS, bandwidth, mean and p99 completion latency) with the
-first configuration: mean, standard deviation, 95% confidence interval,
-difference in percent with its 95% confidence interval, Welch's t-test
-p-value (significant when p < 0.05).  Prints a markdown table; writes CSV,
-JSON and PNG plots to OUT.
+first configuration: mean, standard deviation and 95% interval (log
+scale), the ratio to the baseline paired by repeat with its 95% interval
+and the paired t-test's p-value (significant when p < 0.05), sentences
+written from them, and every planned run without a result.  Prints a
+markdown table; writes CSV, JSON and PNG plots to OUT.
 
 Configurations (-c, repeatable; the first one is the baseline):
   vmm[:OPT,...]    our VMM (build/vmm).  OPT: queues=N batch=on|off poll=US
@@ -457,14 +460,11 @@ def loadavg():
         return " ".join(f.read().split()[:3])
 
 
-def probe():
-    """(status, "guest loop: ... verdict: ...") of build/vmm probe."""
-    try:
-        r = subprocess.run([paths.VMM_BIN, "probe"], capture_output=True, text=True, timeout=30)
-    except subprocess.TimeoutExpired:
-        return 124, "probe timed out"
-    lines = (r.stdout + r.stderr).splitlines()
-    return r.returncode, " ".join(l for l in lines if re.match(r"(guest loop|verdict)", l)) + " "
+def moved_aside(th, out):
+    """The console of a test host that failed (TH), kept beside OUT's
+    results under another name."""
+    if os.path.isdir(th):
+        os.rename(th, os.path.join(out, "testhost-failed." + time.strftime("%H%M%S")))
 
 
 def append_meta(out, *pairs):
@@ -591,7 +591,7 @@ def prepare(o, argv):
         raise Error("guest/build.sh failed")
     if not os.access(paths.VMM_BIN, os.X_OK):
         raise Error("build/vmm missing (make)")
-    prc, pout = probe()
+    prc, pout, _ = testhost.probe()
     say("vmm probe: %s" % pout)
     where = o["where"]
     if where == "auto":
@@ -670,18 +670,11 @@ def run_plan(out, where):
                           % (env.get("TESTHOST_SMP", "2"), env["TESTHOST_MEM"])))
         say("running inside the test host (one boot for all %d runs)" % nruns)
         argv = [sys.executable or "python3", self_path(), "--inner", out]
-        # The emulated test host sometimes dies or locks up: boot it
-        # again, up to 3 times in all, for the runs not yet done.
-        for boot in (1, 2, 3):
-            th = os.path.join(out, ".testhost")
-            if os.path.isdir(th):  # the console of a test host that failed
-                os.rename(th, os.path.join(out, "testhost-failed." + time.strftime("%H%M%S")))
-            rc = testhost.run_inside(argv, out, timeout_s=limit, env=env,
-                                     stall_s=max(bt, st) + 120)
-            if os.path.exists(os.path.join(out, ".inner-done")) or rc not in (124, 125) or boot == 3:
-                break
-            say("the test host failed (status %d) before the end: booting it again "
-                "for the remaining runs" % rc)
+        # Booted again for the runs not yet done if it dies or locks up.
+        rc, boot = testhost.run_with_reboots(
+            lambda: moved_aside(os.path.join(out, ".testhost"), out) or argv, out,
+            lambda rc: os.path.exists(os.path.join(out, ".inner-done")) or rc not in (124, 125),
+            timeout_s=limit, env=env, stall_s=max(bt, st) + 120)
         append_meta(out, ("testhost_boots", boot))
     else:
         raise Error("--where must be auto, host or testhost")

@@ -26,7 +26,7 @@ import sys
 import time
 
 from . import paths, testhost
-from .vmbench import Error, git, machine_line, positive, probe, self_path
+from .vmbench import Error, git, machine_line, positive, self_path
 
 
 def say(msg):
@@ -86,7 +86,7 @@ def hw_check(o):
     if subprocess.run(["make", "-s", "-C", paths.REPO, "build/vmm"], stdout=sys.stderr).returncode:
         say("cannot build build/vmm")
         return 2
-    prc, pout = probe()
+    prc, pout, _ = testhost.probe()
     say(pout)
     where = "host"
     if prc != 0:

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from . import cmdlines, fiojson, guestrun, paths
+from . import cmdlines, fiojson, guestrun, paths, testhost
 from .vmbench import hms, rewrite_job, run_order, run_queues, say, size_mb
 
 # The guest's bootstrap (run64): find the control disk (serial vmbctl),
@@ -334,15 +334,9 @@ def collect(run, info):
 
 def probe_ns():
     """How fast KVM is right now (the machine is shared): vmm probe's ns
-    per guest loop iteration (under a timeout: it hung once in the test
-    host)."""
-    try:
-        r = subprocess.run([os.path.join(paths.BUILD, "vmm"), "probe"], capture_output=True,
-                           text=True, timeout=10)
-    except (subprocess.TimeoutExpired, OSError):
-        return "-"
-    m = re.search(r" ([0-9.]+) ns each", r.stdout)
-    return m.group(1) if m else "-"
+    per guest loop iteration, "-" when it has none."""
+    ns = testhost.probe(timeout_s=10)[2]
+    return "-" if ns is None else "%g" % ns
 
 
 class Ctx:

@@ -107,7 +107,7 @@ def test_a_bad_configuration_or_kernel_stops_before_anything_runs(tmp_path):
     import os
     import subprocess
     import sys
-    vmh = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "vmh")
+    vmh = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "vmbench")
     for bad in (["-c", "qemu-q35"], ["--kernels", "tiny"]):
         out = tmp_path / "out"
         r = subprocess.run([sys.executable, vmh, "boot", "-o", str(out)] + bad,

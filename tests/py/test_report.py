@@ -73,3 +73,18 @@ def test_unpaired_noise_is_not_called_significant(tmp_path):
     iops = [l for l in md.splitlines() if "IOPS: new / base" in l][0]
     assert "not significant" in iops and "3 paired repeats" in iops
     assert "never ran" not in md
+
+
+def test_one_command_line_analyses_a_vmbench_run(tmp_path):
+    import subprocess
+    import sys
+    make_run(str(tmp_path), {(1, 0): 1000, (1, 1): 2000, (2, 0): 1000, (2, 1): 2100,
+                             (3, 0): 1000, (3, 1): 1900})
+    vmb = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "vmbench")
+    r = subprocess.run([sys.executable, vmb, "analyse", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "IOPS: new / base = 2.00x" in r.stdout and "3 paired repeats" in r.stdout
+    r = subprocess.run([sys.executable, vmb, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "--scenario plug|peers|scaling" in r.stdout
+    r = subprocess.run([sys.executable, vmb, "boot", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "--kernels" in r.stdout

@@ -35,3 +35,43 @@ def test_a_silent_test_host_is_stopped(tmp_path, monkeypatch):
     t0 = time.time()
     assert testhost.run_inside([], str(tmp_path), stall_s=1) == 124
     assert time.time() - t0 < 10
+
+
+def fake_vmm(tmp_path, monkeypatch, script):
+    vmm = tmp_path / "vmm"
+    vmm.write_text("#!/bin/sh\n" + script)
+    vmm.chmod(0o755)
+    monkeypatch.setattr(paths, "VMM_BIN", str(vmm))
+    monkeypatch.delenv("TESTHOST", raising=False)
+
+
+def test_probe_reads_status_verdict_and_speed(tmp_path, monkeypatch):
+    fake_vmm(tmp_path, monkeypatch, "echo 'guest loop: 500000 iterations in 573.034 ms,"
+             " 1146.1 ns each'\necho 'verdict: emulated' >&2\necho noise\nexit 6\n")
+    rc, text, ns = testhost.probe()
+    assert rc == 6 and ns == 1146.1
+    assert text == "guest loop: 500000 iterations in 573.034 ms, 1146.1 ns each verdict: emulated "
+    assert not testhost.kvm_is_fast()
+    fake_vmm(tmp_path, monkeypatch, "echo 'guest loop: 9 iterations, 2.5 ns each'\n")
+    assert testhost.probe()[::2] == (0, 2.5) and testhost.kvm_is_fast()
+    fake_vmm(tmp_path, monkeypatch, "sleep 5\n")
+    assert testhost.probe(timeout_s=0.5) == (124, "probe timed out", None)
+    monkeypatch.setattr(paths, "VMM_BIN", str(tmp_path / "none"))
+    assert testhost.probe()[0] == 127
+
+
+def test_run_with_reboots_until_finished_three_boots_at_most(monkeypatch, capsys):
+    statuses, seen = [124, 125, 0, 0], []
+    monkeypatch.setattr(testhost, "run_inside", lambda argv, out, **kw: (seen.append((argv, kw)), statuses[len(seen) - 1])[1])
+    n = iter(range(10))
+    rc, boots = testhost.run_with_reboots(lambda: ["boot%d" % next(n)], "/o", lambda rc: rc == 0,
+                                          stall_s=7)
+    assert (rc, boots) == (0, 3)
+    assert [a for a, _ in seen] == [["boot0"], ["boot1"], ["boot2"]]  # asked before each boot
+    assert all(kw == {"stall_s": 7} for _, kw in seen)
+    assert capsys.readouterr().err.count("booting it again") == 2
+    seen.clear()
+    statuses[:] = [124] * 5
+    rc, boots = testhost.run_with_reboots(lambda: [], "/o", lambda rc: rc == 0)
+    assert (rc, boots) == (124, 3) and len(seen) == 3
+    assert "giving up" in capsys.readouterr().err

@@ -13,7 +13,7 @@ DM_ENV = dict(os.environ, DM_DISABLE_UDEV="1")  # no udev in the test host
 
 needs_dm = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("dmsetup") or not os.path.exists("/dev/mapper/control"),
-    reason="needs root and device-mapper (run by `bench/vmh pytest` in the test host)")
+    reason="needs root and device-mapper (run by `bench/vmbench pytest` in the test host)")
 
 
 def sh(*cmd):

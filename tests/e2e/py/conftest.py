@@ -1,6 +1,6 @@
 """pytest end-to-end tests over bench/vmharness: real guests, run where
 KVM runs Linux (inside the test host on this project's machines; see
-`bench/vmh pytest`)."""
+`bench/vmbench pytest`)."""
 import os
 import sys
 
@@ -8,7 +8,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "bench"))
 
 
-# bench/vmh pytest (vmharness.pytestrun) reads each test's outcome from
+# bench/vmbench pytest (vmharness.pytestrun) reads each test's outcome from
 # VMH_PYTEST_RECORD as it ends, so that a test-host death loses nothing
 # already run; one JSON object per line, flushed at once.
 RECORD = os.environ.get("VMH_PYTEST_RECORD")
@@ -64,7 +64,7 @@ ONLY_NAMED = "only_named"
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", ONLY_NAMED + ": run only when selected by marker "
-        "(`-m only_named`, e.g. `bench/vmh pytest -- -m only_named -k seed`); "
+        "(`-m only_named`, e.g. `bench/vmbench pytest -- -m only_named -k seed`); "
         "deselected otherwise")
 
 

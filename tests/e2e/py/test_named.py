@@ -1,8 +1,8 @@
 """Tests run only when selected by marker (`-m only_named`), deselected
 otherwise:
 
-  bench/vmh pytest -- -m only_named -k seed       seed 004's job (reduced)
-  bench/vmh pytest -- -m only_named -k testhost   the test host's re-boot
+  bench/vmbench pytest -- -m only_named -k seed       seed 004's job (reduced)
+  bench/vmbench pytest -- -m only_named -k testhost   the test host's re-boot
 """
 import os
 import subprocess
@@ -37,12 +37,12 @@ def test_seed_virtio_blk(tmp_path, kernel, note):
 
 
 # Panics the test host the first time it runs (a file in TESTHOST_OUT
-# says it did): `bench/vmh pytest` (vmharness.pytestrun) must boot it
+# says it did): `bench/vmbench pytest` (vmharness.pytestrun) must boot it
 # again and run this test, which had no outcome, in the new boot.  No
 # guest.
 def test_testhost_panic():
     out = os.environ.get("TESTHOST_OUT")
-    assert os.environ.get("TESTHOST") and out, "not in the test host (run it by bench/vmh pytest)"
+    assert os.environ.get("TESTHOST") and out, "not in the test host (run it by bench/vmbench pytest)"
     done = os.path.join(out, "testhost-panic.done")
     if not os.path.exists(done):
         with open(done, "w"):

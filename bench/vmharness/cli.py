@@ -1,22 +1,23 @@
-#!/usr/bin/python3
-"""bench/vmh: the command line of the harness (bench/vmharness).
+"""The command line of the harness: bench/vmbench COMMAND ..., where a
+command is one of the scenarios over the test host, and anything else
+is vmbench's own options (vmbench.py: fio jobs under configurations).
 
-  bench/vmh profile [-c CONFIG]... [-j JOB]... [-r R] [-o OUT]
-      where the time goes, per request, ours beside QEMU (vmharness.profile)
-  bench/vmh analyse OUT
-      redo the tables of an earlier profile run
-  bench/vmh deaths [-c CONFIG]... [-n N] [-j verify -j randread-4k]
-      how often guests die under each VMM (vmharness.deaths)
-  bench/vmh cpuid [-c CONFIG]...
+  bench/vmbench profile [-c CONFIG]... [-j JOB]... [-r R] [-o OUT]
+      where the time goes, per request, ours beside QEMU (profile.py)
+  bench/vmbench analyse OUT
+      redo the tables of an earlier run (any scenario, vmbench's too)
+  bench/vmbench deaths [-c CONFIG]... [-n N] [-j verify -j randread-4k]
+      how often guests die under each VMM (deaths.py)
+  bench/vmbench cpuid [-c CONFIG]...
       what each VMM gives the same guest: CPUID, MSRs, flags, kernel log
-      (vmharness.cpuid)
-  bench/vmh boot [-c CONFIG]... [-r R] [--kernels stock,small]
+      (cpuid.py)
+  bench/vmbench boot [-c CONFIG]... [-r R] [--kernels stock,small]
       launch to /init per stage, ours beside QEMU (pc, PVH, microvm) on
-      the same kernel files (vmharness.boot)
-  bench/vmh run [--kernel stock|small] [-j JOB]...
+      the same kernel files (boot.py)
+  bench/vmbench run [--kernel stock|small] [-j JOB]...
       the main job (make run): fio randread-4k and randwrite-4k on a
-      ram:1G disk with 2 queues, 2 vCPUs, a summary (vmharness.mainjob)
-  bench/vmh pytest [-- PYTEST ARGS]
+      ram:1G disk with 2 queues, 2 vCPUs, a summary (mainjob.py)
+  bench/vmbench pytest [-- PYTEST ARGS]
       the pytest end-to-end tests (tests/e2e/py) where guests can run:
       here on a hardware KVM, else in the test host (booted again for
       the tests left if it dies, 3 boots at most)
@@ -26,8 +27,9 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vmharness import boot, cpuid, deaths, mainjob, paths, profile, pytestrun, testhost  # noqa: E402
+from . import boot, cpuid, deaths, mainjob, paths, profile, pytestrun, testhost, vmbench
+
+COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest")
 
 
 def write_meta(args):
@@ -49,7 +51,7 @@ def write_meta(args):
             vmm_sha = hashlib.sha256(f.read()).hexdigest()
     except OSError:
         vmm_sha = None
-    meta = {"command": " ".join(["bench/vmh"] + sys.argv[1:]), "seed": args.seed,
+    meta = {"command": " ".join(["bench/vmbench"] + args.argv), "seed": args.seed,
             "vmm_bin": paths.VMM_BIN, "vmm_sha256": vmm_sha,
             "git_head": out(["git", "rev-parse", "HEAD"]),
             "git_dirty": bool(out(["git", "status", "--porcelain", "--untracked-files=no"])),
@@ -60,8 +62,12 @@ def write_meta(args):
         json.dump(meta, f, indent=1)
 
 
-def main():
-    ap = argparse.ArgumentParser(prog="bench/vmh")
+def main(argv):
+    """bench/vmbench ARGV: a command of COMMANDS, else vmbench's
+    options (the fio scenarios)."""
+    if not argv or argv[0] not in COMMANDS:
+        return vmbench.main(argv)
+    ap = argparse.ArgumentParser(prog="bench/vmbench")
     sub = ap.add_subparsers(dest="cmd", required=True)
     def scenario_parser(name, help, queues=2, disk_mb=1024):
         """A scenario's sub-command with the options every scenario has:
@@ -114,10 +120,11 @@ def main():
     m.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     t = sub.add_parser("pytest", help="end-to-end pytest tests (tests/e2e/py)")
     t.add_argument("args", nargs=argparse.REMAINDER)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    args.argv = argv
 
     if args.cmd == "pytest":
-        if args.args[:1] == ["--"]:  # bench/vmh pytest -- -k NAME
+        if args.args[:1] == ["--"]:  # bench/vmbench pytest -- -k NAME
             args.args = args.args[1:]
         argv = [sys.executable or "python3", "-m", "pytest", "-p", "no:cacheprovider", "--color=no",
                 "-v", os.path.join(paths.REPO, "tests", "e2e", "py")] + args.args
@@ -125,7 +132,7 @@ def main():
             os.execvp(argv[0], argv)
         # A directory of its own: a run waiting for the test-host lock
         # must not touch the record of the run in progress.
-        out = os.path.join(paths.BUILD, "vmh", "pytest-%s-%d" % (
+        out = os.path.join(paths.BUILD, "vmbench", "pytest-%s-%d" % (
             time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
         os.makedirs(out, exist_ok=True)
         return pytestrun.run(argv, out)
@@ -141,10 +148,13 @@ def main():
         print("run: this host's KVM is too slow for Linux: the VM runs inside the "
               "test host (tests/testhost/run.sh; QEMU TCG with nested AMD-V)", flush=True)
         os.makedirs(args.out, exist_ok=True)
-        return testhost.run_inside(testhost.python_argv(sys.argv[1:] + ["--inner"]), args.out,
+        return testhost.run_inside(testhost.python_argv(argv + ["--inner"]), args.out,
                                    timeout_s=900)
 
     if args.cmd == "analyse":
+        if os.path.exists(os.path.join(args.out, "plan.json")) and os.path.exists(
+                os.path.join(args.out, "runs.tsv")):
+            return vmbench.main(["--analyze", args.out])
         if os.path.exists(os.path.join(args.out, "boot.md")):
             sys.stdout.write(boot.analyse(args.out))
         elif os.path.exists(os.path.join(args.out, "cpuid.md")):
@@ -174,7 +184,7 @@ def main():
     if args.seed is None:
         args.seed = int(time.time())
     args.out = os.path.abspath(args.out or os.path.join(
-        paths.BUILD, "vmh", args.cmd + "-" + time.strftime("%Y%m%d-%H%M%S")))
+        paths.BUILD, "vmbench", args.cmd + "-" + time.strftime("%Y%m%d-%H%M%S")))
     os.makedirs(args.out, exist_ok=True)
     if not args.inner:
         write_meta(args)
@@ -183,20 +193,13 @@ def main():
         if args.inner:
             return 0
     else:
-        argv = sys.argv[1:] + ["--inner", "--out", args.out, "--seed", str(args.seed)]
-        print("vmh: in the test host (this KVM is too slow for Linux), seed %d, out %s"
+        argv = argv + ["--inner", "--out", args.out, "--seed", str(args.seed)]
+        print("vmbench: in the test host (this KVM is too slow for Linux), seed %d, out %s"
               % (args.seed, args.out), flush=True)
         # A test host that dies or locks up is booted again for what is
-        # left (the plan skips runs already recorded), 3 boots at most.
-        for n_boot in range(1, 4):
-            rc = testhost.run_inside(testhost.python_argv(argv), args.out)
-            if not rc:
-                break
-            print("vmh: test host boot %d ended with status %d" % (n_boot, rc),
-                  file=sys.stderr, flush=True)
+        # left (the plan skips runs already recorded).
+        testhost.run_with_reboots(lambda: testhost.python_argv(argv), args.out,
+                                  lambda rc: rc == 0)
     sys.stdout.write(scenario.analyse(args.out))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
