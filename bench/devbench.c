@@ -56,6 +56,7 @@
 #include "host/clock.h"
 #include "tests/support/blkdrv.h"
 #include "tests/support/fakemem.h"
+#include "tests/support/rng.h"
 
 extern char **environ;
 
@@ -142,18 +143,6 @@ static double ru_sec(const struct rusage *ru)
 {
 	return (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
 	       (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-	/* xorshift64* */
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
 }
 
 /* ---- latency histogram: 64 sub-buckets per power of two (~1.5 %) --------- */

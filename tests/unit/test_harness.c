@@ -39,6 +39,7 @@
 #include "blk/blk.h"
 #include "tests/support/blkdrv.h"
 #include "tests/support/fakemem.h"
+#include "tests/support/rng.h"
 #include "tests/support/nouring.h"
 
 #define SECTOR 512u
@@ -75,18 +76,6 @@ struct fx {
 	unsigned int nq;
 	bool started;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	/* xorshift64* */
-	uint64_t x = *s;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
 
 static void fill_random(void *p, size_t len, uint64_t *seed)
 {
