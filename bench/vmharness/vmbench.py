@@ -23,7 +23,9 @@ import subprocess
 import sys
 import time
 
-from . import paths, plan, testhost
+from . import paths, testhost
+from .vmbench_base import (Error, append_meta, git, hms, machine_line, positive,
+                           rewrite_job, run_order, run_queues, say, self_path, size_mb)
 
 JOBS_DIR = os.path.join(paths.REPO, "guest", "jobs")
 
@@ -115,29 +117,7 @@ Environment: VMBENCH_WHERE, VMBENCH_HOST_FIO (default /usr/bin/fio),
 """
 
 
-class Error(Exception):
-    """Bad use: one line on stderr, status 2, nothing created."""
-
-
-def say(msg):
-    print("vmbench: %s" % msg, file=sys.stderr, flush=True)
-
-
 # ---- pure helpers (tests/py/test_vmbench.py) --------------------------------
-
-def hms(s):
-    """Seconds as "1m05s"."""
-    s = int(s)
-    return "%dm%02ds" % (s // 60, s % 60) if s >= 60 else "%ds" % s
-
-
-def size_mb(v):
-    """A size (512M, 1G, 64k, 1024) in MiB."""
-    m = re.fullmatch(r"(\d+)([kKmMgG]?)", str(v))
-    if not m:
-        raise Error("bad size '%s' (N, Nk, NM or NG)" % v)
-    n, u = int(m.group(1)), m.group(2).lower()
-    return {"k": (n + 1023) // 1024, "m": n, "g": n * 1024, "": n}[u]
 
 
 def expand_list(s):
@@ -150,10 +130,6 @@ def expand_list(s):
         elif w:
             out.append(w)
     return out
-
-
-def positive(s):
-    return bool(re.fullmatch(r"[0-9]+", s)) and int(s) > 0
 
 
 CHOICES = {
@@ -221,35 +197,6 @@ def label_of(c):
     return " ".join(words)
 
 
-def _key(line):
-    return re.sub(r"[ \t]*=.*", "", line)
-
-
-def rewrite_job(text, sets=(), drop=()):
-    """A fio job file without its comments and blank lines, with each
-    K=V of SETS put into [global] (every other line setting K, in any
-    section, removed) and every line setting a key of DROP removed."""
-    skip = {_key(s) for s in sets} | set(drop)
-    out, seen_global = [], False
-    for raw in text.splitlines():
-        line = raw.strip(" \t\r")
-        if not line or line[0] in ";#":
-            continue
-        if line.startswith("["):
-            if not seen_global:
-                out += ([line] if line == "[global]" else ["[global]"]) + list(sets)
-                seen_global = True
-                if line == "[global]":
-                    continue
-            out.append(line)
-            continue
-        if _key(line) not in skip:
-            out.append(line)
-    if not seen_global:
-        out += ["[global]"] + list(sets)
-    return "\n".join(out) + "\n"
-
-
 def fio_points(jobs, sweeps):
     """jobs x every sweep (cartesian): [(job, "k=v k2=v2")]."""
     points = [(j, []) for j in jobs]
@@ -259,28 +206,6 @@ def fio_points(jobs, sweeps):
             raise Error("sweep '%s': KEY=V1,V2,..." % sw)
         points = [(j, ps + ["%s=%s" % (k, v)]) for j, ps in points for v in vals.split(",") if v]
     return [(j, " ".join(ps)) for j, ps in points]
-
-
-def run_order(plan_, repeat):
-    """The runs of REPEAT (1-based) in their order: [(guests, queues,
-    cfg index)], shuffled with the plan's seed (plan.rounds), the same on
-    every resume."""
-    cfgs = [{"name": str(i), "opts": {}} for i in range(len(plan_["cfgs"]))]
-    units = ["%s|%s" % (g, q) for g in plan_["glist"] for q in plan_["qlist"]]
-    out = []
-    for rnd, _, cfg, unit in plan.rounds(cfgs, units, plan_["repeats"], plan_["seed"]):
-        if rnd == repeat - 1:
-            g, q = unit.split("|")
-            out.append((int(g), q, int(cfg["name"])))
-    return out
-
-
-def run_queues(plan_, cfg, q):
-    """The queue count of a run ("-" for the host: it has none, and runs
-    once per queue count swept so that each group has its row)."""
-    if cfg["kind"] == "host":
-        return q or "-"
-    return q or cfg["queues"] or str(plan_["cpus"])
 
 
 # ---- options ----------------------------------------------------------------
@@ -384,12 +309,6 @@ def apply_defaults(o):
 
 # ---- regress ----------------------------------------------------------------
 
-def git(*args, check=False):
-    r = subprocess.run(["git", "-C", paths.REPO] + list(args), capture_output=True, text=True)
-    if check and r.returncode:
-        raise Error("git %s: %s" % (" ".join(args), r.stderr.strip()))
-    return r.stdout.strip() if r.returncode == 0 else None
-
 
 def regress_build(rev):
     """The path of a build of REV's build/vmm, made in a git worktree
@@ -435,26 +354,6 @@ def sha12(path):
         return ""
 
 
-def cpu_model():
-    with open("/proc/cpuinfo") as f:
-        for l in f:
-            if l.startswith("model name"):
-                return l.split(":", 1)[1].strip()
-    return "?"
-
-
-def machine_line():
-    return "%s, %d cores, %.0f GiB" % (cpu_model(), os.cpu_count(), mem_total_gib())
-
-
-def mem_total_gib():
-    with open("/proc/meminfo") as f:
-        for l in f:
-            if l.startswith("MemTotal"):
-                return int(l.split()[1]) / 1048576
-    return 0.0
-
-
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -465,12 +364,6 @@ def moved_aside(th, out):
     results under another name."""
     if os.path.isdir(th):
         os.rename(th, os.path.join(out, "testhost-failed." + time.strftime("%H%M%S")))
-
-
-def append_meta(out, *pairs):
-    with open(os.path.join(out, "meta.tsv"), "a") as f:
-        for k, v in pairs:
-            f.write("%s\t%s\n" % (k, v))
 
 
 def check(o):
@@ -623,11 +516,6 @@ def prepare(o, argv):
         meta.append(("regress", "%s\t%s" % reg))
     append_meta(out, *meta)
     return out, where
-
-
-def self_path():
-    """This program (bench/vmbench)."""
-    return os.path.abspath(sys.argv[0])
 
 
 def analyse(out):

@@ -26,7 +26,7 @@ import sys
 import time
 
 from . import paths, testhost
-from .vmbench import Error, git, machine_line, positive, self_path
+from .vmbench_base import Error, git, machine_line, positive, self_path
 
 
 def say(msg):

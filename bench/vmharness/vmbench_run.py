@@ -16,7 +16,8 @@ import threading
 import time
 
 from . import cmdlines, fiojson, guestrun, paths, testhost
-from .vmbench import hms, rewrite_job, run_order, run_queues, say, size_mb
+from .vmbench_base import (append_meta, cpu_model, hms, mem_total_gib, rewrite_job,
+                           run_order, run_queues, say, size_mb)
 
 # The guest's bootstrap (run64): find the control disk (serial vmbctl),
 # take the script from its first MiB, run it.
@@ -381,7 +382,6 @@ def write_disks(ctx):
 
 
 def inner_meta(ctx):
-    from .vmbench import append_meta, cpu_model, mem_total_gib
     fstype = cmd_line(["stat", "-f", "-c", "%T", ctx.ddir])
     append_meta(ctx.out, ("inner_nproc", os.cpu_count()), ("inner_mem", "%.1f GiB" % mem_total_gib()),
                 ("inner_cpu", cpu_model()),
@@ -469,7 +469,6 @@ def inner(out):
             run = one_run(ctx, ident, cfg, c, g, qq, steps)
             collect(run, (ident, str(r), str(c), cfg["label"], cfg["kind"], qq, str(g)))
             ctx.heartbeat()
-    from .vmbench import append_meta
     append_meta(out, ("inner_seconds", int(time.time() - start)))
     open(os.path.join(out, ".inner-done"), "w").close()
     subprocess.run(["rm", "-rf", ctx.ddir])
