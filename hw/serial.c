@@ -224,6 +224,5 @@ int serial_init(struct serial *s, int out_fd,
 
 void serial_destroy(struct serial *s)
 {
-	serial_stop_input(s);
 	pthread_mutex_destroy(&s->lock);
 }
