@@ -188,7 +188,7 @@ def run_plan(args):
         rec["time"] = time.time()
         plan.record(args.out, rec)
         st = rec.get("stages")
-        print("vmh boot: round %d %s %s: %s" % (
+        print("vmbench boot: round %d %s %s: %s" % (
             rnd, cfg["name"], kernel, rec["outcome"] if not st else " ".join(
                 "%s %s" % (k, "-" if st[k] is None else "%.3f" % st[k]) for k in STAGES)),
             flush=True)

@@ -67,7 +67,7 @@ def run_plan(args):
                     f.write("%s %s\n" % (s, line))
         plan.record(args.out, {"config": cfg["name"], "outcome": outcome,
                                "rc": g.rc, "time": time.time()})
-        print("vmh: %s %s" % (cfg["name"], outcome), flush=True)
+        print("vmbench: %s %s" % (cfg["name"], outcome), flush=True)
 
 
 def load(out_dir, name):

@@ -51,7 +51,7 @@ def run_plan(args):
         rec = one_run(cfg, job, disk, args, log)
         rec.update({"round": rnd, "seed": args.seed, "time": time.time()})
         plan.record(args.out, rec)
-        print("vmh: n%03d %-10s %-12s %s" % (rnd, cfg["name"], job, rec["outcome"]),
+        print("vmbench: n%03d %-10s %-12s %s" % (rnd, cfg["name"], job, rec["outcome"]),
               flush=True)
 
 

@@ -143,7 +143,7 @@ def run_plan(args):
             rec.update({"repeat": rep, "position": i, "try": attempt,
                         "seed": args.seed, "time": time.time()})
             plan.record(args.out, rec)
-            print("vmh: r%d %-16s %-14s %s %s" % (
+            print("vmbench: r%d %-16s %-14s %s %s" % (
                 rep, cfg["name"], job, rec["outcome"],
                 "%.0f IOPS" % rec["fio"]["iops"] if "fio" in rec else "no result"),
                 flush=True)
