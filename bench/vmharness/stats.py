@@ -81,6 +81,11 @@ def t95(df):
     return t_quantile(1 - ALPHA / 2, df)
 
 
+def _mean_se(xs):
+    """(mean, standard error of the mean) of XS (2 or more values)."""
+    return statistics.mean(xs), statistics.stdev(xs) / math.sqrt(len(xs))
+
+
 def mean_interval(xs):
     """(n, mean, sd, (lo, hi)) of a sample of positive figures: the 95%
     t interval is taken on the log scale (around the geometric mean), so
@@ -94,29 +99,11 @@ def mean_interval(xs):
         return n, m, None, (None, None)
     sd = statistics.stdev(xs)
     if min(xs) > 0:
-        logs = [math.log(x) for x in xs]
-        lm, h = statistics.mean(logs), t95(n - 1) * statistics.stdev(logs) / math.sqrt(n)
+        lm, se = _mean_se([math.log(x) for x in xs])
+        h = t95(n - 1) * se
         return n, m, sd, (math.exp(lm - h), math.exp(lm + h))
     h = t95(n - 1) * sd / math.sqrt(n)
     return n, m, sd, (max(0.0, m - h), m + h)
-
-
-def log_ratio_interval(logs):
-    """(n, geometric mean, lo, hi) of ratios given as their logs, with a
-    95% t interval on the log scale (which cannot leave (0, inf)); None
-    for fewer than 2."""
-    if len(logs) < 2:
-        return None
-    m = statistics.mean(logs)
-    h = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-    return len(logs), math.exp(m), math.exp(m - h), math.exp(m + h)
-
-
-def paired_log_ratio(by_round, base, other):
-    """log_ratio_interval of OTHER / BASE over the rounds of BY_ROUND
-    ({round: {name: value}}) where both have a value above 0."""
-    return log_ratio_interval([math.log(v[other] / v[base]) for v in by_round.values()
-                               if v.get(base, 0) > 0 and v.get(other, 0) > 0])
 
 
 def paired_ratio(pairs):
@@ -130,17 +117,22 @@ def paired_ratio(pairs):
     n = len(logs)
     if n == 0:
         return {"n": 0, "ratio": None, "lo": None, "hi": None, "p": None}
-    m = statistics.mean(logs)
-    r = {"n": n, "ratio": math.exp(m), "lo": None, "hi": None, "p": None}
+    r = {"n": n, "ratio": math.exp(statistics.mean(logs)), "lo": None, "hi": None, "p": None}
     if n < 2:
         return r
-    se = statistics.stdev(logs) / math.sqrt(n)
-    if se == 0:
-        r.update(lo=r["ratio"], hi=r["ratio"], p=1.0 if m == 0 else 0.0)
-        return r
+    m, se = _mean_se(logs)
     h = t95(n - 1) * se
-    r.update(lo=math.exp(m - h), hi=math.exp(m + h), p=t_two_sided_p(m / se, n - 1))
+    r.update(lo=math.exp(m - h), hi=math.exp(m + h),
+             p=(1.0 if m == 0 else 0.0) if se == 0 else t_two_sided_p(m / se, n - 1))
     return r
+
+
+def paired_log_ratio(by_round, base, other):
+    """paired_ratio of OTHER / BASE over the rounds of BY_ROUND ({round:
+    {name: value}}) as (n, ratio, lo, hi); None below 2 pairs."""
+    r = paired_ratio([(v[base], v[other]) for v in by_round.values()
+                      if base in v and other in v])
+    return None if r["lo"] is None else (r["n"], r["ratio"], r["lo"], r["hi"])
 
 
 def wilson(k, n, z=1.96):
