@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -37,6 +38,7 @@ FIGURES = [
     ("lat_mean_us", "mean lat", "us", -1),
     ("lat_p99_us", "p99 lat", "us", -1),
 ]
+FIGURE_NAME = {k: name for k, name, _, _ in FIGURES}
 
 
 # ---- reading a run ----------------------------------------------------------
@@ -240,12 +242,12 @@ def summarise(meta, samples):
                     "ci95": list(ci), "baseline": base["config"], "pairs": 0,
                     "ratio": None, "ratio_ci95": [None, None],
                     "p_paired": None, "significant": None, "worse": None,
-                    "_group": gk, "_cfg": c, "_better": better, "_base": base_cfg,
+                    "_group": gk, "_cfg": c, "_base": base_cfg,
                 }
                 if c != base_cfg:
                     mine = row["by_repeat"].get(key, {})
                     theirs = base["by_repeat"].get(key, {})
-                    pr = paired_ratio([(mean(theirs[k]), mean(mine[k]))
+                    pr = paired_ratio([(statistics.mean(theirs[k]), statistics.mean(mine[k]))
                                        for k in sorted(mine) if k in theirs])
                     r.update(pairs=pr["n"], ratio=pr["ratio"], ratio_ci95=[pr["lo"], pr["hi"]],
                              p_paired=pr["p"])
@@ -254,10 +256,6 @@ def summarise(meta, samples):
                         r["worse"] = r["significant"] and (pr["ratio"] - 1) * better < 0
                 results.append(r)
     return results
-
-
-def mean(xs):
-    return sum(xs) / len(xs)
 
 
 def missing_runs(planned, points, runs):
@@ -320,10 +318,9 @@ def cell_diff(r):
 def sentence(r):
     """One figure of one configuration against its baseline, in words,
     saying only what the numbers show."""
-    what = dict((k, n) for k, n, _, _ in FIGURES)[r["figure"]]
     s = "%s, %s queue(s), %d guest(s), %s: %s / %s = %s" % (
-        section_title(r, None), r["queues"], r["guests"], what, r["config"], r["baseline"],
-                                 "-" if r["ratio"] is None else "%.2fx" % r["ratio"])
+        section_title(r), r["queues"], r["guests"], FIGURE_NAME[r["figure"]], r["config"],
+        r["baseline"], "-" if r["ratio"] is None else "%.2fx" % r["ratio"])
     if r["ratio"] is None:
         return s + " (no repeat has both)"
     if r["p_paired"] is None:
@@ -331,11 +328,11 @@ def sentence(r):
     s += " (95%% CI %.2f-%.2f, %d paired repeats, " % (r["ratio_ci95"][0], r["ratio_ci95"][1], r["pairs"])
     if not r["significant"]:
         return s + "not significant, p%s)" % fmt_p(r["p_paired"])
-    good = (r["ratio"] - 1) * r["_better"] > 0
-    return s + "significantly %s, p%s)" % ("better" if good else "worse", fmt_p(r["p_paired"]))
+    return s + "significantly %s, p%s)" % ("worse" if r["worse"] else "better",
+                                            fmt_p(r["p_paired"]))
 
 
-def section_title(r, points_params_swept):
+def section_title(r):
     t = r["job"]
     if r["phase"] != r["job"]:
         t += " / " + r["phase"]
@@ -397,7 +394,7 @@ def table_md(meta, results, problems, regress):
     for sk in sorted(sections):
         rows = sections[sk]
         first = next(iter(next(iter(rows.values())).values()))
-        out.append("### %s\n" % section_title(first, None))
+        out.append("### %s\n" % section_title(first))
         hdr = ["config", "q", "guests", "n"]
         for key, name, unit, _ in FIGURES:
             hdr += ["%s%s" % (name, " (%s)" % unit if unit and unit != name else ""), "%s vs baseline" % name]
@@ -429,7 +426,7 @@ def table_md(meta, results, problems, regress):
             base = next(x for x in results if x["_group"] == r["_group"]
                         and x["_cfg"] == r["_base"] and x["figure"] == r["figure"])
             out.append("- %s, %s: %s %s, %s %s: %s" % (
-                section_title(r, None), dict((k, n) for k, n, _, _ in FIGURES)[r["figure"]],
+                section_title(r), FIGURE_NAME[r["figure"]],
                 a, fmt(base["mean"], r["figure"]), b, fmt(r["mean"], r["figure"]), cell_diff(r)))
         better = [r for r in results if r["significant"] and not r["worse"] and r["config"] == b]
         out.append("(%d figure(s) where %s is significantly better.)\n" % (len(better), b))
