@@ -359,13 +359,6 @@ def loadavg():
         return " ".join(f.read().split()[:3])
 
 
-def moved_aside(th, out):
-    """The console of a test host that failed (TH), kept beside OUT's
-    results under another name."""
-    if os.path.isdir(th):
-        os.rename(th, os.path.join(out, "testhost-failed." + time.strftime("%H%M%S")))
-
-
 def check(o):
     """The options, checked (Error: nothing is created), with the
     scenario's defaults: (configurations, queue list, guest list, fio
@@ -558,11 +551,19 @@ def run_plan(out, where):
                           % (env.get("TESTHOST_SMP", "2"), env["TESTHOST_MEM"])))
         say("running inside the test host (one boot for all %d runs)" % nruns)
         argv = [sys.executable or "python3", self_path(), "--inner", out]
+
+        def next_argv():
+            # The console of a test host that failed stays, renamed.
+            th = os.path.join(out, ".testhost")
+            if os.path.isdir(th):
+                os.rename(th, os.path.join(out, "testhost-failed." + time.strftime("%H%M%S")))
+            return argv
+
+        def finished(rc):
+            return os.path.exists(os.path.join(out, ".inner-done")) or rc not in (124, 125)
         # Booted again for the runs not yet done if it dies or locks up.
-        rc, boot = testhost.run_with_reboots(
-            lambda: moved_aside(os.path.join(out, ".testhost"), out) or argv, out,
-            lambda rc: os.path.exists(os.path.join(out, ".inner-done")) or rc not in (124, 125),
-            timeout_s=limit, env=env, stall_s=max(bt, st) + 120)
+        rc, boot = testhost.run_with_reboots(next_argv, out, finished, timeout_s=limit,
+                                             env=env, stall_s=max(bt, st) + 120)
         append_meta(out, ("testhost_boots", boot))
     else:
         raise Error("--where must be auto, host or testhost")
