@@ -80,14 +80,11 @@ static int blk_opt_set(enum blk_opt which, const char *v, struct blk_opts *o,
 {
 	switch (which) {
 	case OPT_RO:
-		if (v || ram)
-			return -EINVAL;
-		o->ro = true;
-		return 0;
 	case OPT_DIRECT:
+		/* Flags of a file disk: no value, not on ram:. */
 		if (v || ram)
 			return -EINVAL;
-		o->direct = true;
+		*(which == OPT_RO ? &o->ro : &o->direct) = true;
 		return 0;
 	case OPT_BATCH:
 		if (v && (!strcmp(v, "on") || !strcmp(v, "off"))) {

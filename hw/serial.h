@@ -39,7 +39,7 @@ struct serial {
 
 int serial_init(struct serial *s, int out_fd,
 		void (*irq)(void *opaque, int level), void *opaque);
-/* The input thread, if started, is stopped first (serial_stop_input). */
+/* Whoever started the input thread stops it (serial_stop_input) before. */
 void serial_destroy(struct serial *s);
 /* One line for a VMM stopped from outside (a guest that looks hung):
  * bytes sent, how long before NOW_NS the last one was, and the
