@@ -107,10 +107,10 @@ def test_a_bad_configuration_or_kernel_stops_before_anything_runs(tmp_path):
     import os
     import subprocess
     import sys
-    vmh = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "vmbench")
+    cmd = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "vmbench")
     for bad in (["-c", "qemu-q35"], ["--kernels", "tiny"]):
         out = tmp_path / "out"
-        r = subprocess.run([sys.executable, vmh, "boot", "-o", str(out)] + bad,
+        r = subprocess.run([sys.executable, cmd, "boot", "-o", str(out)] + bad,
                            capture_output=True, text=True)
         assert r.returncode == 2 and "error" in r.stderr, (bad, r.stderr)
         assert not out.exists()

@@ -23,8 +23,8 @@ def test_an_unknown_job_is_refused_before_anything_runs(tmp_path):
     import os
     import subprocess
     import sys
-    vmh = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "vmbench")
-    r = subprocess.run([sys.executable, vmh, "run", "-j", "nosuch", "-o", str(tmp_path / "o")],
+    cmd = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "vmbench")
+    r = subprocess.run([sys.executable, cmd, "run", "-j", "nosuch", "-o", str(tmp_path / "o")],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "guest/jobs/nosuch.fio" in r.stderr
     assert not (tmp_path / "o").exists()
