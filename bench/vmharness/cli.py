@@ -57,7 +57,10 @@ def write_meta(args):
             "git_dirty": bool(out(["git", "status", "--porcelain", "--untracked-files=no"])),
             "qemu": (out(["qemu-system-x86_64", "--version"]) or "").split("\n")[0],
             "host": platform.node(), "kernel": platform.release(),
-            "nproc": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+            "nproc": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "testhost": {k: os.environ[k] for k in ("TESTHOST_CPU", "TESTHOST_APPEND",
+                                                    "TESTHOST_SMP", "TESTHOST_MEM")
+                         if k in os.environ}}
     with open(os.path.join(args.out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
 
@@ -74,8 +77,10 @@ def main(argv):
         the guests' shape, the data disk, the seed, where it runs."""
         sp = sub.add_parser(name, help=help)
         sp.add_argument("-c", "--config", action="append",
-                        help="vmm[:queues=N,poll=US,batch=on,name=L] or qemu[:...] "
-                        "(default: qemu, vmm)")
+                        help="vmm[:queues=N,poll=US,batch=on,bin=PATH,append=W1+W2,"
+                        "kernel=bzimage|vmlinux,name=L] or qemu[:...] (default: "
+                        "qemu, vmm); append: words for the guest kernel's "
+                        "command line; kernel: overrides --kernel")
         sp.add_argument("-o", "--out")
         sp.add_argument("--cpus", type=int, default=2)
         sp.add_argument("--queues", type=int, default=queues)

@@ -19,6 +19,13 @@ def parse_config(spec):
     return {"kind": kind, "name": name, "opts": opts}
 
 
+def guest_extra(cfg):
+    """A configuration's append=A+B option: more words for the guest
+    kernel's command line (the words joined by '+', since ',' ends an
+    option), for experiments such as append=nopv or append=no-kvmapf."""
+    return " ".join(w for w in cfg["opts"].get("append", "").split("+") if w)
+
+
 def data_disk(args, name):
     """The data disk every run gets: a file of args.disk_mb in
     args.disk_dir, its blocks allocated (not sparse), made once."""

@@ -65,12 +65,14 @@ JOBS = {
 
 
 def guest_argv(cfg, cmdline, disk, args):
-    kernel = paths.BZIMAGE if args.kernel == "bzimage" else paths.VMLINUX
+    # kernel=bzimage|vmlinux in a configuration overrides --kernel.
+    kind = cfg["opts"].get("kernel", args.kernel)
+    kernel = paths.BZIMAGE if kind == "bzimage" else paths.VMLINUX
     d = dict(disk)
     d["queues"] = int(cfg["opts"].get("queues", args.queues))
     if cfg["kind"] == "vmm":
         d["opts"] = ["%s=%s" % (k, v) for k, v in cfg["opts"].items()
-                     if k not in ("queues", "bin", "jobs")]
+                     if k not in ("queues", "bin", "jobs", "append", "kernel")]
         return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem,
                                  args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN))
     d["iothread"] = cfg["opts"].get("iothread", "on") == "on"
@@ -98,7 +100,8 @@ def device_latency(stats_path):
 
 def one_run(cfg, job, disk, args, log_path):
     script = guestrun.fio_script(job, JOBS[job])
-    cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data")
+    cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data",
+                                     extra=plan.guest_extra(cfg))
     snap = {}
     stats_path = log_path + ".stats.json"
     argv = guest_argv(cfg, cmdline, disk, args)

@@ -133,3 +133,28 @@ def test_logwrites_replay_stops_where_asked():
     assert disk[1024:1536] == b"b" * 512 and disk[1536:2048] == bytes(512)
     with pytest.raises(ValueError):  # zeros: no log there
         lw.read_log(io.BytesIO(bytes(512)))
+
+
+def test_guest_extra_joins_append_words():
+    from vmharness import plan
+    assert plan.guest_extra(plan.parse_config("vmm:append=nopv+no-kvmapf,name=x")) == \
+        "nopv no-kvmapf"
+    assert plan.guest_extra(plan.parse_config("qemu")) == ""
+
+
+def test_append_reaches_the_guest_not_the_disk():
+    from types import SimpleNamespace
+    from vmharness import cmdlines, plan, profile
+    cfg = plan.parse_config("vmm:append=nopv,queues=1")
+    args = SimpleNamespace(kernel="bzimage", queues=2, mem=512, cpus=2)
+    disk = {"path": "/x.img", "serial": "data", "direct": False}
+    line = cmdlines.guest_cmdline(fio="verify", disk_serial="data",
+                                  extra=plan.guest_extra(cfg))
+    argv = profile.guest_argv(cfg, line, disk, args)
+    assert "nopv" in argv[argv.index("-p") + 1]
+    assert not any("append" in a for a in argv)
+    assert argv[argv.index("-k") + 1].endswith("bzImage")
+    cfg = plan.parse_config("vmm:kernel=vmlinux")
+    argv = profile.guest_argv(cfg, line, disk, args)
+    assert argv[argv.index("-k") + 1].endswith("vmlinux")
+    assert not any("kernel=" in a for a in argv)

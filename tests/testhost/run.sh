@@ -20,6 +20,7 @@
 #   TESTHOST_OUT=DIR      read-write directory (default build/testhost/out)
 #   TESTHOST_TIMEOUT=S    limit for the whole run in seconds (default 1800)
 #   TESTHOST_MEM=6G TESTHOST_SMP=2   size of the test host
+#   TESTHOST_CPU=MODEL    QEMU's -cpu for it (default EPYC,+svm,+npt)
 #   TESTHOST_VERBOSE=1    also copy the test host's console to stderr
 set -eu
 export LOG_TAG=testhost
@@ -92,7 +93,7 @@ trap 'cleanup; exit 130' INT TERM
 log "booting ($(basename "$kernel"), -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
 start=$(date +%s)
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu EPYC,+svm,+npt -smp "$SMP" -m "$MEM" \
+	-accel tcg,thread=multi -cpu "${TESTHOST_CPU:-EPYC,+svm,+npt}" -smp "$SMP" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -initrd "$TBUILD/initramfs.img" \
 	-append "console=ttyS0 reboot=k panic=-1 softlockup_panic=1 ${TESTHOST_APPEND:-} th.dir=$OUT th.repo=$REPO" \
