@@ -12,17 +12,6 @@ const char *const lat_stage_name[LAT_STAGES] = {
 	[LAT_PUBLISH] = "complete_to_publish",
 };
 
-unsigned int lat_bucket(uint64_t v)
-{
-	unsigned int msb;
-
-	if (v < LAT_SUB)
-		return (unsigned int)v; /* exact for the smallest values */
-	msb = 63u - (unsigned int)__builtin_clzll(v);
-	return (msb - LAT_SUB_BITS + 1) * LAT_SUB +
-	       (unsigned int)((v >> (msb - LAT_SUB_BITS)) & (LAT_SUB - 1));
-}
-
 uint64_t lat_bucket_top(unsigned int b)
 {
 	unsigned int shift, sub;
@@ -34,15 +23,6 @@ uint64_t lat_bucket_top(unsigned int b)
 	if (shift + LAT_SUB_BITS >= 64)
 		return UINT64_MAX;
 	return (((uint64_t)(LAT_SUB + sub + 1)) << shift) - 1;
-}
-
-void lat_add(struct lat_hist *h, uint64_t v)
-{
-	h->count++;
-	h->sum += v;
-	if (v > h->max)
-		h->max = v;
-	h->bucket[lat_bucket(v)]++;
 }
 
 void lat_merge(struct lat_hist *dst, const struct lat_hist *src)

@@ -171,8 +171,12 @@ enum blk_parse blk_req_parse(const struct blk_req_limits *l,
 	r->head = e->head;
 	if (e->out_len < sizeof(h) || !e->in_len)
 		return BLK_PARSE_BAD_CHAIN; /* no header, or no status byte */
-	/* The header is copied once; the guest may change it later. */
-	iov_copy_from(e->iov, n_out, 0, &h, sizeof(h));
+	/* The header is copied once; the guest may change it later.  It
+	 * nearly always sits in one buffer: a fixed-size copy then. */
+	if (e->iov[0].iov_len >= sizeof(h))
+		memcpy(&h, e->iov[0].iov_base, sizeof(h));
+	else
+		iov_copy_from(e->iov, n_out, 0, &h, sizeof(h));
 	out = iov_skip(e->iov, &n_out, sizeof(h));
 	in = e->iov + e->n_out;
 	r->status = iov_pop_last_byte(in, &n_in);

@@ -76,40 +76,59 @@ static struct vring_desc virtq_desc_load(const volatile struct vring_desc *d)
 }
 
 struct virtq_walk {
-	struct virtq_elem *e;
+	struct iovec *iov;
 	unsigned int max_iov;
+	unsigned int n;     /* iovecs filled */
+	unsigned int n_out; /* of which device-readable */
 	unsigned int count; /* descriptors seen, for loop detection */
 	bool seen_writable;
+	uint64_t out_len, in_len;
 };
 
-/* Add one (non-indirect) descriptor's buffer to the element. */
-static int virtq_add_buf(struct virtq *vq, struct virtq_walk *w,
-			 const struct vring_desc *d)
+/* Add one (non-indirect) descriptor's buffer to the walk.  Inlined into
+ * both loops: it runs for every descriptor of every request. */
+static inline __attribute__((always_inline)) int
+virtq_add_buf(const struct virtq *vq, struct virtq_walk *w,
+	      const struct vring_desc *d)
 {
-	struct virtq_elem *e = w->e;
 	bool writable = d->flags & VRING_DESC_F_WRITE;
-	unsigned int n = e->n_out + e->n_in;
+	void *p;
 
 	if (++w->count > VIRTQ_MAX_CHAIN)
 		return -EBADMSG;
-	if (!writable && w->seen_writable)
-		return -EBADMSG; /* readable after writable */
-	w->seen_writable |= writable;
+	if (writable) {
+		w->seen_writable = true;
+		w->in_len += d->len;
+	} else {
+		if (w->seen_writable)
+			return -EBADMSG; /* readable after writable */
+		w->out_len += d->len;
+	}
 	if (!d->len)
 		return 0;
-	if (gmem_iov(vq->mem, d->addr, d->len, e->iov, w->max_iov, &n))
-		return -EBADMSG; /* outside RAM, or more segments than we take */
-	if (writable) {
-		e->n_in = n - e->n_out;
-		e->in_len += d->len;
+	p = gmem_ptr(vq->mem, d->addr, d->len);
+	if (p && w->n < w->max_iov) {
+		w->iov[w->n].iov_base = p;
+		w->iov[w->n].iov_len = d->len;
+		w->n++;
 	} else {
-		e->n_out = n - e->n_in;
-		e->out_len += d->len;
+		/* Across RAM regions (n is a copy: w stays in registers). */
+		unsigned int n = w->n;
+
+		if (p || gmem_iov_split(vq->mem, d->addr, d->len, w->iov,
+					w->max_iov, &n))
+			return -EBADMSG; /* not RAM, or too many segments */
+		w->n = n;
 	}
+	if (!writable)
+		w->n_out = w->n;
 	return 0;
 }
 
-static int virtq_walk_indirect(struct virtq *vq, struct virtq_walk *w,
+/* The walkers are inlined into virtq_read_chain, so that the walk's
+ * state stays in registers. */
+static inline __attribute__((always_inline)) int
+virtq_walk_indirect(struct virtq *vq, struct virtq_walk *w,
 			       const struct vring_desc *d)
 {
 	const volatile struct vring_desc *table;
@@ -143,7 +162,8 @@ static int virtq_walk_indirect(struct virtq *vq, struct virtq_walk *w,
 	}
 }
 
-static int virtq_walk_chain(struct virtq *vq, struct virtq_walk *w,
+static inline __attribute__((always_inline)) int
+virtq_walk_chain(struct virtq *vq, struct virtq_walk *w,
 			    uint16_t head)
 {
 	uint16_t i = head;
@@ -210,18 +230,20 @@ int virtq_next_head(struct virtq *vq, uint16_t *head)
 int virtq_read_chain(struct virtq *vq, uint16_t head, struct virtq_elem *e,
 		     struct iovec *iov, unsigned int max_iov)
 {
-	struct virtq_walk w = { .e = e, .max_iov = max_iov };
-	int ret;
+	struct virtq_walk w = { .iov = iov, .max_iov = max_iov };
+	int ret = virtq_walk_chain(vq, &w, head);
 
-	memset(e, 0, sizeof(*e));
 	e->head = head;
 	e->iov = iov;
-	ret = virtq_walk_chain(vq, &w, head);
 	if (ret) {
 		vq->stats.bad_chains++;
-		e->n_out = e->n_in = 0;
-		e->out_len = e->in_len = 0;
+		w.n = w.n_out = 0;
+		w.out_len = w.in_len = 0;
 	}
+	e->n_out = w.n_out;
+	e->n_in = w.n - w.n_out;
+	e->out_len = w.out_len;
+	e->in_len = w.in_len;
 	return ret;
 }
 
