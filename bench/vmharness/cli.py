@@ -27,9 +27,17 @@ import os
 import sys
 import time
 
-from . import boot, cpuid, deaths, mainjob, paths, profile, pytestrun, testhost, vmbench
+from . import boot, cpuid, deaths, mainjob, paths, plan, profile, pytestrun, testhost, vmbench
 
 COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest")
+
+
+def boot_finished(out_dir, rc):
+    """run_with_reboots' test: a boot that ended early is written down
+    (deaths counts them) before it is booted again."""
+    if rc != 0:
+        plan.record_testhost_end(out_dir, rc)
+    return rc == 0
 
 
 def write_meta(args):
@@ -204,7 +212,7 @@ def main(argv):
         # A test host that dies or locks up is booted again for what is
         # left (the plan skips runs already recorded).
         testhost.run_with_reboots(lambda: testhost.python_argv(argv), args.out,
-                                  lambda rc: rc == 0)
+                                  lambda rc: boot_finished(args.out, rc))
     sys.stdout.write(scenario.analyse(args.out))
     return 0
 

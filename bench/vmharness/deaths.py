@@ -90,6 +90,13 @@ def analyse(out_dir):
         out += ("\nAll jobs: %s %d/%d deaths, %s %d/%d; Fisher's exact test p = %.3f (%s)\n"
                 % (c1, d1, n1, c2, d2, n2, p,
                    "significant" if p < 0.05 else "not significant"))
+    ends = plan.load_testhost_ends(out_dir)
+    if ends:
+        lockups = sum(1 for e in ends if e["status"] == 124)
+        out += ("\nTest host: %d boot(s) ended before the plan did: %d lock-up(s) "
+                "(no sign of life, stopped), %d death(s); the run in flight each "
+                "time is not in the table (it ran again in the next boot)\n"
+                % (len(ends), lockups, len(ends) - lockups))
     with open(os.path.join(out_dir, "deaths.md"), "w") as f:
         f.write(out)
     return out

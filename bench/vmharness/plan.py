@@ -5,6 +5,7 @@ import json
 import os
 import random
 import subprocess
+import time
 
 from . import cmdlines
 
@@ -46,6 +47,23 @@ def load_runs(out_dir):
 def record(out_dir, rec):
     with open(os.path.join(out_dir, "runs.jsonl"), "a") as f:
         f.write(json.dumps(rec) + "\n")
+
+
+def record_testhost_end(out_dir, status):
+    """A test-host boot that ended before its plan did: 124 is a lock-up
+    (no sign of life, stopped), anything else a death (a panic ends QEMU).
+    The runs recorded so far say where in the plan it happened."""
+    with open(os.path.join(out_dir, "testhost.jsonl"), "a") as f:
+        f.write(json.dumps({"status": status, "time": time.time(),
+                            "runs_before": len(load_runs(out_dir))}) + "\n")
+
+
+def load_testhost_ends(out_dir):
+    path = os.path.join(out_dir, "testhost.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
 
 
 def rounds(cfgs, jobs, n, seed, done=()):

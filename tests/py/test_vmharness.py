@@ -158,3 +158,17 @@ def test_append_reaches_the_guest_not_the_disk():
     argv = profile.guest_argv(cfg, line, disk, args)
     assert argv[argv.index("-k") + 1].endswith("vmlinux")
     assert not any("kernel=" in a for a in argv)
+
+
+def test_deaths_counts_test_host_ends(tmp_path):
+    from vmharness import cli, deaths, plan
+    out = str(tmp_path)
+    plan.record(out, {"config": "vmm", "job": "verify", "outcome": "clean"})
+    assert cli.boot_finished(out, 0)
+    assert "Test host" not in deaths.analyse(out)
+    assert not cli.boot_finished(out, 124)
+    assert not cli.boot_finished(out, 125)
+    text = deaths.analyse(out)
+    assert "2 boot(s) ended before the plan did: 1 lock-up(s)" in text
+    assert "1 death(s)" in text
+    assert [e["runs_before"] for e in plan.load_testhost_ends(out)] == [1, 1]
