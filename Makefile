@@ -92,8 +92,9 @@ unit: $(TEST_BIN)
 fuzz-replay: $(FUZZ_REPLAY)
 	@tests/run-unit.sh $(FUZZ_REPLAY:%=replay:%)
 
-# Everything that needs no guest: KVM smoke tests with tiny guests, unit
-# and harness tests, fuzz-corpus replay.
+# Everything that needs no guest: KVM smoke tests with tiny guests (in the
+# test host where this host has no usable /dev/kvm), unit and harness
+# tests, fuzz-corpus replay.
 check: all $(FUZZ_REPLAY)
 	@SMOKE_SAN=$(SAN) tests/smoke/run.sh $(abspath $(O)/vmm)
 	@/usr/bin/python3 -m pytest -q -p no:cacheprovider --color=no tests/py

@@ -17,10 +17,39 @@
 # all with the sandbox on (the default),
 # plus bad-input checks: exit 2, one "vmm: ..." line naming the problem,
 # and no file created or changed.
+#
+# A host without a usable /dev/kvm (some machines of ours have none, not
+# only a slow one): the same script runs inside the test host, whose KVM
+# is emulated AMD-V, with its files in the test host's own tmpfs.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$here/../.." && pwd)
 VMM=${1:-$REPO/build/vmm}
+# The guests' images, built here (inside the test host they are read
+# from the read-only checkout).
+IMG=$REPO/build/smoke
+build_images() {
+	mkdir -p "$IMG"
+	for g in RESET TRIPLE PANIC ECHO CPU; do
+		${CC:-cc} -c -DGUEST_$g -x assembler-with-cpp "$here/guest.S" \
+			-o "$IMG/$g.o" &&
+		objcopy -O binary -j .text "$IMG/$g.o" "$IMG/$g.bin" &&
+		python3 "$here/mkimage.py" "$IMG/$g.bin" "$IMG/$g.img" ||
+			{ echo "cannot build guest $g"; exit 1; }
+	done
+	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/bad-magic.img" --bad-magic
+	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/no64.img" --no-64
+	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/old.img" --old
+	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/truncated.img" --truncated
+	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/RESET.elf" --elf
+	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/bad-entry.elf" --elf --bad-entry
+}
+[ -n "${TESTHOST:-}" ] || build_images
+if [ -z "${TESTHOST:-}" ] && ! { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }; then
+	echo "smoke: no usable /dev/kvm here: running in the test host"
+	TESTHOST_OUT=$REPO/build/smoke-testhost TESTHOST_TIMEOUT=900 \
+		exec "$REPO/tests/testhost/run.sh" "$0" "$VMM"
+fi
 # An ASan build (SMOKE_SAN from `make SAN=... check`): LeakSanitizer's
 # check at exit stops the threads with ptrace from a process it clones,
 # which the sandbox does not allow; it runs in the `leaks` case below,
@@ -28,26 +57,14 @@ VMM=${1:-$REPO/build/vmm}
 case ${SMOKE_SAN:-} in
 *address*) export ASAN_OPTIONS=detect_leaks=0 ;;
 esac
-OUT=$REPO/build/smoke
+# What the VMM prints; inside the test host the checkout is read-only.
+OUT=$IMG
+[ -n "${TESTHOST:-}" ] && OUT=/tmp/smoke
 mkdir -p "$OUT"
 pass=0 fail=0
 
 ok() { echo "PASS $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
-
-for g in RESET TRIPLE PANIC ECHO CPU; do
-	${CC:-cc} -c -DGUEST_$g -x assembler-with-cpp "$here/guest.S" \
-		-o "$OUT/$g.o" &&
-	objcopy -O binary -j .text "$OUT/$g.o" "$OUT/$g.bin" &&
-	python3 "$here/mkimage.py" "$OUT/$g.bin" "$OUT/$g.img" ||
-		{ echo "cannot build guest $g"; exit 1; }
-done
-python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/bad-magic.img" --bad-magic
-python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/no64.img" --no-64
-python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/old.img" --old
-python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/truncated.img" --truncated
-python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/RESET.elf" --elf
-python3 "$here/mkimage.py" "$OUT/RESET.bin" "$OUT/bad-entry.elf" --elf --bad-entry
 
 # expect NAME STATUS PATTERN -- VMM ARGS (stdin from $IN)
 expect() {
@@ -64,12 +81,12 @@ expect() {
 	fi
 }
 
-expect reset 0 "smoke guest up" -- run -k "$OUT/RESET.img" -m 32M
-expect reset-elf 0 "smoke guest up" -- run -k "$OUT/RESET.elf" -m 32M
-expect triple 4 "triple fault" -- run -k "$OUT/TRIPLE.img" -m 32M
+expect reset 0 "smoke guest up" -- run -k "$IMG/RESET.img" -m 32M
+expect reset-elf 0 "smoke guest up" -- run -k "$IMG/RESET.elf" -m 32M
+expect triple 4 "triple fault" -- run -k "$IMG/TRIPLE.img" -m 32M
 # -vv: the set-up stages, in their order, with their times.
 expect startup 0 "startup: first KVM_RUN at [0-9.]* ms" -- \
-	run -vv -k "$OUT/RESET.img" -m 32M
+	run -vv -k "$IMG/RESET.img" -m 32M
 got=$(sed -n 's/.*startup: \(.*\) at [0-9.]* ms$/\1/p' "$OUT/startup.err" | paste -sd/)
 if [ "$got" = "inputs read, disks open/VM and its RAM/kernel and initrd in RAM/devices/vCPUs/first KVM_RUN" ]; then
 	ok startup-stages
@@ -79,24 +96,24 @@ fi
 # The vCPU as firmware would leave it (vmm/kvm.c: vm_vcpu_msrs) and the
 # TSC-deadline timer offered, as QEMU does.
 expect cpu-setup 0 "tsc-deadline=1 mtrr-def-type=0000000000000806 misc-enable=0000000000000001" \
-	-- run -k "$OUT/CPU.img" -m 32M -c 2
-expect panic 3 "panicked" -- run -k "$OUT/PANIC.img" -m 32M -c 2 \
+	-- run -k "$IMG/CPU.img" -m 32M -c 2
+expect panic 3 "panicked" -- run -k "$IMG/PANIC.img" -m 32M -c 2 \
 	-d ram:16M -d ram:8M,queues=3,serial=x
 case ${SMOKE_SAN:-} in
 *address*)
 	ASAN_OPTIONS=detect_leaks=1 expect leaks 3 "panicked" -- run \
-		-k "$OUT/PANIC.img" -m 32M -c 2 -d ram:16M \
+		-k "$IMG/PANIC.img" -m 32M -c 2 -d ram:16M \
 		-d ram:8M,queues=3 --sandbox off ;;
 esac
 printf 'hello from the pipe\nq' >"$OUT/echo.in"
 IN=$OUT/echo.in expect echo 0 "hello from the pipe" -- \
-	run -k "$OUT/ECHO.img" -m 32M
+	run -k "$IMG/ECHO.img" -m 32M
 
 # SIGTERM: clean shutdown with 128 + 15, and (with -v) a line on the
 # console's state for a guest that looked hung (the ECHO guest waits
 # for input with the receive interrupt on).
 rc=0
-"$VMM" run -v -k "$OUT/ECHO.img" -m 32M -d ram:8M </dev/null >/dev/null \
+"$VMM" run -v -k "$IMG/ECHO.img" -m 32M -d ram:8M </dev/null >/dev/null \
 	2>"$OUT/sigterm.err" &
 pid=$!
 sleep 1
@@ -122,7 +139,7 @@ seccomp_modes() {
 sandbox_check() {
 	local name=$1 want=$2 pid modes rc=0
 	shift 2
-	"$VMM" run -k "$OUT/ECHO.img" -m 32M -c 2 -d ram:8M,queues=2 "$@" \
+	"$VMM" run -k "$IMG/ECHO.img" -m 32M -c 2 -d ram:8M,queues=2 "$@" \
 		</dev/zero >/dev/null 2>"$OUT/$name.err" &
 	pid=$!
 	sleep 1
@@ -152,13 +169,13 @@ sandbox_check sandbox-off 0 --sandbox off
 # Bad input: status 2, one "vmm: ..." line naming the problem, nothing on
 # stdout, no file created or changed (tests/smoke/badinput.sh).
 . "$here/badinput.sh"
-bad_setup "$OUT/bad" "$OUT/RESET.img"
+bad_setup "$OUT/bad" "$IMG/RESET.img"
 bad_common
-bad bad-magic 'boot signature' "$VMM" run -k "$OUT/bad-magic.img"
-bad no-64bit '64-bit' "$VMM" run -k "$OUT/no64.img"
-bad old-protocol 'older than' "$VMM" run -k "$OUT/old.img"
-bad truncated-payload 'truncated' "$VMM" run -k "$OUT/truncated.img"
-bad elf-bad-entry 'vmlinux: the entry point' "$VMM" run -k "$OUT/bad-entry.elf"
+bad bad-magic 'boot signature' "$VMM" run -k "$IMG/bad-magic.img"
+bad no-64bit '64-bit' "$VMM" run -k "$IMG/no64.img"
+bad old-protocol 'older than' "$VMM" run -k "$IMG/old.img"
+bad truncated-payload 'truncated' "$VMM" run -k "$IMG/truncated.img"
+bad elf-bad-entry 'vmlinux: the entry point' "$VMM" run -k "$IMG/bad-entry.elf"
 "$VMM" --version | grep -q '^vmm ' && ok version || ko version "no version"
 "$VMM" --help | grep -q 'Usage: vmm' && ok help || ko help "no usage"
 "$VMM" run --help | grep -q -- '--disk' && ok run-help || ko run-help "no usage"
