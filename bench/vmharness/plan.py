@@ -36,34 +36,38 @@ def data_disk(args, name):
     return {"path": path, "serial": "data", "direct": cmdlines.direct_ok(path)}
 
 
-def load_runs(out_dir):
-    path = os.path.join(out_dir, "runs.jsonl")
+def _read_lines(path):
+    """The JSON objects of a .jsonl file, none if it is not there."""
     if not os.path.exists(path):
         return []
     with open(path) as f:
         return [json.loads(l) for l in f if l.strip()]
 
 
+def _append_line(path, obj):
+    with open(path, "a") as f:
+        f.write(json.dumps(obj) + "\n")
+
+
+def load_runs(out_dir):
+    return _read_lines(os.path.join(out_dir, "runs.jsonl"))
+
+
 def record(out_dir, rec):
-    with open(os.path.join(out_dir, "runs.jsonl"), "a") as f:
-        f.write(json.dumps(rec) + "\n")
+    _append_line(os.path.join(out_dir, "runs.jsonl"), rec)
 
 
 def record_testhost_end(out_dir, status):
     """A test-host boot that ended before its plan did: 124 is a lock-up
     (no sign of life, stopped), anything else a death (a panic ends QEMU).
     The runs recorded so far say where in the plan it happened."""
-    with open(os.path.join(out_dir, "testhost.jsonl"), "a") as f:
-        f.write(json.dumps({"status": status, "time": time.time(),
-                            "runs_before": len(load_runs(out_dir))}) + "\n")
+    _append_line(os.path.join(out_dir, "testhost.jsonl"),
+                 {"status": status, "time": time.time(),
+                  "runs_before": len(load_runs(out_dir))})
 
 
 def load_testhost_ends(out_dir):
-    path = os.path.join(out_dir, "testhost.jsonl")
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
+    return _read_lines(os.path.join(out_dir, "testhost.jsonl"))
 
 
 def rounds(cfgs, jobs, n, seed, done=()):
