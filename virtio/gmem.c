@@ -124,14 +124,12 @@ static int gmem_iov_piece(void *ctx, uint8_t *p, uint64_t n)
 }
 
 int gmem_iov_split(const struct gmem *m, uint64_t gpa, uint64_t len,
-		   struct iovec *iov, unsigned int max, unsigned int *n)
+		   struct iovec *iov, unsigned int max, unsigned int n)
 {
-	struct gmem_iovs v = { iov, max, *n };
+	struct gmem_iovs v = { iov, max, n };
 	int ret = gmem_walk(m, gpa, len, gmem_iov_piece, &v);
 
-	if (!ret)
-		*n = v.n;
-	return ret;
+	return ret ? ret : (int)v.n;
 }
 
 bool gmem_contains_host(const struct gmem *m, const void *p, uint64_t len)

@@ -49,9 +49,11 @@ int gmem_read(const struct gmem *m, uint64_t gpa, void *dst, uint64_t len);
 int gmem_write(const struct gmem *m, uint64_t gpa, const void *src,
 	       uint64_t len);
 
-/* gmem_iov for a range that spans regions (or is refused). */
+/* gmem_iov for a range that spans regions (or is refused): the new
+ * count of iov, or -EFAULT / -E2BIG.  The count goes by value, so that
+ * gmem_iov's caller can keep its own in a register. */
 int gmem_iov_split(const struct gmem *m, uint64_t gpa, uint64_t len,
-		   struct iovec *iov, unsigned int max, unsigned int *n);
+		   struct iovec *iov, unsigned int max, unsigned int n);
 
 /* Append iovecs covering [gpa, gpa+len) to iov[*n..max).
  * 0, -EFAULT (not RAM, empty, wraps) or -E2BIG (out of iovecs).
@@ -62,8 +64,14 @@ static inline int gmem_iov(const struct gmem *m, uint64_t gpa, uint64_t len,
 {
 	void *p = gmem_ptr(m, gpa, len);
 
-	if (!p)
-		return gmem_iov_split(m, gpa, len, iov, max, n);
+	if (!p) {
+		int r = gmem_iov_split(m, gpa, len, iov, max, *n);
+
+		if (r < 0)
+			return r;
+		*n = (unsigned int)r;
+		return 0;
+	}
 	if (*n >= max)
 		return -E2BIG;
 	iov[*n].iov_base = p;
