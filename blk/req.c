@@ -15,26 +15,32 @@ struct blk_dwz_seg {
 	uint32_t flags;
 };
 
-/* Copy len bytes starting at byte off of iov[0..n) into dst. */
-static int iov_copy_from(const struct iovec *iov, unsigned int n, uint64_t off,
-			 void *dst, uint64_t len)
+/* Copy the first len bytes of iov[0..n) into dst, across buffers. */
+static int iov_gather(const struct iovec *iov, unsigned int n, void *dst,
+		      uint64_t len)
 {
 	uint8_t *d = dst;
 
 	for (unsigned int i = 0; i < n && len; i++) {
-		uint64_t l = iov[i].iov_len, c;
+		uint64_t c = iov[i].iov_len < len ? iov[i].iov_len : len;
 
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		c = l - off < len ? l - off : len;
-		memcpy(d, (uint8_t *)iov[i].iov_base + off, c);
+		memcpy(d, iov[i].iov_base, c);
 		d += c;
 		len -= c;
-		off = 0;
 	}
 	return len ? -EFAULT : 0;
+}
+
+/* The same; inline, so that with len a constant the usual case (all of
+ * it in the first buffer) is one fixed-size copy. */
+static inline int iov_copy_from(const struct iovec *iov, unsigned int n,
+				void *dst, uint64_t len)
+{
+	if (n && iov[0].iov_len >= len) {
+		memcpy(dst, iov[0].iov_base, len);
+		return 0;
+	}
+	return iov_gather(iov, n, dst, len);
 }
 
 /* Copy src into iov[0..n), as much as fits; returns bytes copied. */
@@ -132,7 +138,7 @@ static enum blk_parse blk_parse_dwz(const struct blk_req_limits *l,
 		return blk_answer(r, r->len % sizeof(seg) || !r->len
 					   ? VIRTIO_BLK_S_IOERR
 					   : VIRTIO_BLK_S_UNSUPP);
-	iov_copy_from(r->iov, r->niov, 0, &seg, sizeof(seg));
+	iov_copy_from(r->iov, r->niov, &seg, sizeof(seg));
 	if (seg.flags & ~(uint32_t)VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP ||
 	    (discard && seg.flags))
 		return blk_answer(r, VIRTIO_BLK_S_UNSUPP);
@@ -171,12 +177,8 @@ enum blk_parse blk_req_parse(const struct blk_req_limits *l,
 	r->head = e->head;
 	if (e->out_len < sizeof(h) || !e->in_len)
 		return BLK_PARSE_BAD_CHAIN; /* no header, or no status byte */
-	/* The header is copied once; the guest may change it later.  It
-	 * nearly always sits in one buffer: a fixed-size copy then. */
-	if (e->iov[0].iov_len >= sizeof(h))
-		memcpy(&h, e->iov[0].iov_base, sizeof(h));
-	else
-		iov_copy_from(e->iov, n_out, 0, &h, sizeof(h));
+	/* The header is copied once; the guest may change it later. */
+	iov_copy_from(e->iov, n_out, &h, sizeof(h));
 	out = iov_skip(e->iov, &n_out, sizeof(h));
 	in = e->iov + e->n_out;
 	r->status = iov_pop_last_byte(in, &n_in);
