@@ -540,6 +540,36 @@ static void test_sector_past_capacity(void **state)
 	sector_check(*state, VIRTIO_BLK_T_OUT, &out);
 }
 
+/* Fill the stack below the caller with a pattern, so that a byte the
+ * parser leaves out of its copy of the header shows as 0xa5. */
+static void __attribute__((noinline)) poison_stack(void)
+{
+	volatile uint8_t b[8192];
+
+	for (unsigned int i = 0; i < sizeof(b); i++)
+		b[i] = 0xa5;
+}
+
+/* Every byte of the header counts, wherever the header sits: a sector
+ * with no zero byte, past the capacity, is refused and read back whole. */
+static void test_header_read_whole(void **state)
+{
+	struct rq *t = *state;
+	const uint64_t sector = 0x8877665544332211ull;
+	struct layout lo[] = { { { 16 }, { 4096, 1 } },
+			       { { 15, 1 }, { 4096, 1 } },
+			       { { 8, 8 }, { 4096, 1 } },
+			       { { 1, 15 }, { 4096, 1 } } };
+
+	for (unsigned int i = 0; i < sizeof(lo) / sizeof(*lo); i++) {
+		rq_hdr(t, VIRTIO_BLK_T_IN, sector);
+		poison_stack();
+		expect_refused(t, &lo[i], VIRTIO_BLK_S_IOERR);
+		assert_int_equal(t->r.sector, sector);
+		assert_int_equal(t->r.type, VIRTIO_BLK_T_IN);
+	}
+}
+
 static void test_read_only(void **state)
 {
 	struct layout out = { { 16, 4096 }, { 1 } };
@@ -651,6 +681,7 @@ int main(int argc, char **argv)
 		T(test_dwz_refused),
 		T(test_len_not_sector_multiple),
 		T(test_sector_past_capacity),
+		T(test_header_read_whole),
 		T(test_read_only),
 		T(test_unknown_type),
 		T(test_bad_chain),
