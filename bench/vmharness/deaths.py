@@ -23,13 +23,11 @@ DEATH_JOBS = dict(JOBS, verify=None)
 
 
 def one_run(cfg, job, disk, args, log_path):
-    extra = plan.guest_extra(cfg)
     if DEATH_JOBS[job] is None:
-        cmdline = cmdlines.guest_cmdline(fio=job, disk_serial="data", extra=extra)
+        cmdline = cmdlines.guest_cmdline(fio=job, disk_serial="data")
     else:
         cmdline = cmdlines.guest_cmdline(
-            script=guestrun.fio_script(job, DEATH_JOBS[job]), disk_serial="data",
-            extra=extra)
+            script=guestrun.fio_script(job, DEATH_JOBS[job]), disk_serial="data")
     g = guestrun.GuestRun(guest_argv(cfg, cmdline, disk, args),
                           timeout=args.boot_timeout, log_path=log_path).run()
     res = fiojson.extract(g.lines).get(job)

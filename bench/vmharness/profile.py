@@ -65,7 +65,10 @@ JOBS = {
 
 
 def guest_argv(cfg, cmdline, disk, args):
-    # kernel=bzimage|vmlinux in a configuration overrides --kernel.
+    """The command line of one guest under CFG.  The configuration's
+    append= words go on the guest kernel's command line, and kernel=
+    (bzimage or vmlinux, ours only) overrides --kernel."""
+    cmdline = " ".join(w for w in (cmdline, plan.guest_extra(cfg)) if w)
     kind = cfg["opts"].get("kernel", args.kernel)
     kernel = paths.BZIMAGE if kind == "bzimage" else paths.VMLINUX
     d = dict(disk)
@@ -100,8 +103,7 @@ def device_latency(stats_path):
 
 def one_run(cfg, job, disk, args, log_path):
     script = guestrun.fio_script(job, JOBS[job])
-    cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data",
-                                     extra=plan.guest_extra(cfg))
+    cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data")
     snap = {}
     stats_path = log_path + ".stats.json"
     argv = guest_argv(cfg, cmdline, disk, args)

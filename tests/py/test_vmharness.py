@@ -148,8 +148,7 @@ def test_append_reaches_the_guest_not_the_disk():
     cfg = plan.parse_config("vmm:append=nopv,queues=1")
     args = SimpleNamespace(kernel="bzimage", queues=2, mem=512, cpus=2)
     disk = {"path": "/x.img", "serial": "data", "direct": False}
-    line = cmdlines.guest_cmdline(fio="verify", disk_serial="data",
-                                  extra=plan.guest_extra(cfg))
+    line = cmdlines.guest_cmdline(fio="verify", disk_serial="data")
     argv = profile.guest_argv(cfg, line, disk, args)
     assert "nopv" in argv[argv.index("-p") + 1]
     assert not any("append" in a for a in argv)
