@@ -44,11 +44,13 @@ build_images() {
 	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/RESET.elf" --elf
 	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/bad-entry.elf" --elf --bad-entry
 }
-[ -n "${TESTHOST:-}" ] || build_images
-if [ -z "${TESTHOST:-}" ] && ! { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }; then
-	echo "smoke: no usable /dev/kvm here: running in the test host"
-	TESTHOST_OUT=$REPO/build/smoke-testhost TESTHOST_TIMEOUT=900 \
-		exec "$REPO/tests/testhost/run.sh" "$0" "$VMM"
+if [ -z "${TESTHOST:-}" ]; then
+	build_images
+	if ! [ -r /dev/kvm ] || ! [ -w /dev/kvm ]; then
+		echo "smoke: no usable /dev/kvm here: running in the test host"
+		TESTHOST_OUT=$REPO/build/smoke-testhost TESTHOST_TIMEOUT=900 \
+			exec "$REPO/tests/testhost/run.sh" "$0" "$VMM"
+	fi
 fi
 # An ASan build (SMOKE_SAN from `make SAN=... check`): LeakSanitizer's
 # check at exit stops the threads with ptrace from a process it clones,
@@ -65,6 +67,30 @@ pass=0 fail=0
 
 ok() { echo "PASS $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+
+# SIGTERM to a VMM started in the background, then its status in rc;
+# one that has not stopped 30 s later is killed (status 137), so that a
+# hang fails its test instead of the whole run.
+stop_vmm() {
+	local pid=$1 n=0
+	kill -TERM "$pid"
+	# Running while its stat says a state other than Z (bash may have
+	# reaped it already: then there is no stat).
+	while [ $n -lt 300 ] && grep -qs '^[0-9]* (.*) [^Z] ' "/proc/$pid/stat"; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	stuck=
+	if [ $n -ge 300 ]; then
+		# Where each thread waits: a hang then says where it is.
+		for t in /proc/"$pid"/task/*; do
+			stuck="$stuck$(cat "$t/comm"):$(awk '{print $3}' "$t/stat"):$(cat "$t/wchan") "
+		done
+		kill -KILL "$pid"
+	fi
+	rc=0
+	wait "$pid" || rc=$?
+}
 
 # expect NAME STATUS PATTERN -- VMM ARGS (stdin from $IN)
 expect() {
@@ -112,15 +138,13 @@ IN=$OUT/echo.in expect echo 0 "hello from the pipe" -- \
 # SIGTERM: clean shutdown with 128 + 15, and (with -v) a line on the
 # console's state for a guest that looked hung (the ECHO guest waits
 # for input with the receive interrupt on).
-rc=0
 "$VMM" run -v -k "$IMG/ECHO.img" -m 32M -d ram:8M </dev/null >/dev/null \
 	2>"$OUT/sigterm.err" &
 pid=$!
 sleep 1
-kill -TERM $pid
-wait $pid || rc=$?
+stop_vmm $pid
 if [ $rc != 143 ]; then
-	ko sigterm "status $rc, want 143"
+	ko sigterm "status $rc, want 143 ${stuck:+(threads: $stuck)}"
 elif ! grep -q "serial: 15 bytes sent, the last [0-9.]* s before; IER 0x01, THR-empty interrupt disabled, IRQ line low" "$OUT/sigterm.err"; then
 	ko sigterm "no console state line ($(grep serial "$OUT/sigterm.err"))"
 else
@@ -149,8 +173,7 @@ sandbox_check() {
 	case ${SMOKE_SAN:-}/$want in
 	*thread*/2) modes=${modes/vmm=0 /} ;;
 	esac
-	kill -TERM $pid
-	wait $pid || rc=$?
+	stop_vmm $pid
 	# Every thread at $want, and each kind there (the guest never
 	# enables MSI-X, so the disk's INTx thread runs).
 	if echo "$modes" | grep -q "=[^$want] " || [ "$(for k in vmm vcpu0 \
@@ -158,7 +181,7 @@ sandbox_check() {
 		echo "$modes" | grep -q "\(^\| \)$k=" || echo "$k"; done)" ]; then
 		ko "$name" "seccomp modes: $modes(want every kind, at $want)"
 	elif [ $rc != 143 ]; then
-		ko "$name" "status $rc, want 143 ($(head -c 300 "$OUT/$name.err"))"
+		ko "$name" "status $rc, want 143 ($stuck$(head -c 300 "$OUT/$name.err"))"
 	else
 		ok "$name"
 	fi
