@@ -36,7 +36,7 @@ static int iov_gather(const struct iovec *iov, unsigned int n, void *dst,
 static inline int iov_copy_from(const struct iovec *iov, unsigned int n,
 				void *dst, uint64_t len)
 {
-	if (n && iov[0].iov_len >= len) {
+	if (__builtin_expect(n && iov[0].iov_len >= len, 1)) {
 		memcpy(dst, iov[0].iov_base, len);
 		return 0;
 	}
