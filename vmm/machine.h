@@ -105,6 +105,9 @@ void startup_mark(const char *stage);
 int vcpu_start(struct vcpu *c);
 void vcpu_kick(struct vcpu *c);
 void vcpu_join(struct vcpu *c);
+/* After vcpu_join: what the vCPU was doing when it was stopped (run
+ * state, rip, rflags), for a guest that looked hung. */
+void vcpu_describe(const struct vcpu *c, char *buf, size_t len);
 
 /* run.c: build the machine from cfg and run it (blk devices already
  * opened: they are handed over); returns the exit status. */

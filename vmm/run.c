@@ -242,12 +242,17 @@ static void machine_teardown(struct machine *m)
 	serial_stop_input(&m->serial);
 	/* Stopped from outside: often a guest that looks hung.  Whether
 	 * the console stopped with its interrupt pending tells a guest
-	 * that stopped serving it from one that stopped writing. */
+	 * that stopped serving it from one that stopped writing; each
+	 * vCPU's run state and rip, one that spins from one that waits. */
 	if (m->exit_status > VMM_EXIT_SIGNAL) {
-		char line[200];
+		char line[320];
 
 		serial_describe(&m->serial, mono_ns(), line, sizeof(line));
 		pr_info("%s", line);
+		for (unsigned int i = 0; i < m->ncpus; i++) {
+			vcpu_describe(&m->vcpu[i], line, sizeof(line));
+			pr_info("%s", line);
+		}
 	}
 	if (m->pio.unclaimed || m->mmio.unclaimed)
 		pr_info("accesses nothing decoded: %llu port, %llu MMIO",

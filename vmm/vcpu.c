@@ -163,3 +163,62 @@ void vcpu_join(struct vcpu *c)
 	pthread_join(c->thread, NULL);
 	c->started = false;
 }
+
+static const char *vcpu_mp_state_name(uint32_t s)
+{
+	switch (s) {
+	case KVM_MP_STATE_RUNNABLE:
+		return "running";
+	case KVM_MP_STATE_HALTED:
+		return "halted";
+	case KVM_MP_STATE_UNINITIALIZED:
+		return "waiting for INIT";
+	case KVM_MP_STATE_INIT_RECEIVED:
+		return "waiting for SIPI";
+	default:
+		return "in another state";
+	}
+}
+
+/* The vectors set in a local APIC register bank (IRR at 0x200, ISR at
+ * 0x100: eight 32-bit words, 16 bytes apart), as " 0xNN" each. */
+static void vcpu_apic_vectors(const struct kvm_lapic_state *l, unsigned int base,
+			      char *buf, size_t len)
+{
+	size_t k = 0;
+
+	buf[0] = 0;
+	for (unsigned int v = 0; v < 256 && k + 6 < len; v++) {
+		uint32_t w;
+
+		memcpy(&w, &l->regs[base + (v / 32) * 16], sizeof(w));
+		if (w & (1u << (v % 32)))
+			k += (size_t)snprintf(buf + k, len - k, " 0x%02x", v);
+	}
+	if (!k)
+		snprintf(buf, len, " none");
+}
+
+void vcpu_describe(const struct vcpu *c, char *buf, size_t len)
+{
+	struct kvm_regs r;
+	struct kvm_mp_state mp;
+	struct kvm_lapic_state l;
+	char irr[64], isr[64];
+
+	if (ioctl(c->fd, KVM_GET_MP_STATE, &mp) < 0 ||
+	    ioctl(c->fd, KVM_GET_REGS, &r) < 0 ||
+	    ioctl(c->fd, KVM_GET_LAPIC, &l) < 0) {
+		snprintf(buf, len, "vCPU %u: state not readable: %s", c->id,
+			 strerror(errno));
+		return;
+	}
+	vcpu_apic_vectors(&l, 0x200, irr, sizeof(irr));
+	vcpu_apic_vectors(&l, 0x100, isr, sizeof(isr));
+	snprintf(buf, len,
+		 "vCPU %u: %s (mp_state %u), rip=0x%llx rflags=0x%llx, interrupts %s; "
+		 "APIC requested:%s, in service:%s",
+		 c->id, vcpu_mp_state_name(mp.mp_state), mp.mp_state,
+		 (unsigned long long)r.rip, (unsigned long long)r.rflags,
+		 r.rflags & 0x200 ? "on" : "off", irr, isr);
+}
