@@ -68,11 +68,12 @@ pass=0 fail=0
 ok() { echo "PASS $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
 
-# SIGTERM to a VMM started in the background, then its status in rc;
-# one that has not stopped 30 s later is killed (status 137), so that a
-# hang fails its test instead of the whole run.
+# stop_vmm PID ERR: SIGTERM to a VMM started in the background; returns
+# its status.  One that has not stopped 30 s later is killed (status
+# 137) after each thread's name, state and wait channel go to ERR, so
+# that a hang fails its test, saying where it is, instead of the run.
 stop_vmm() {
-	local pid=$1 n=0
+	local pid=$1 err=$2 n=0 t
 	kill -TERM "$pid"
 	# Running while its stat says a state other than Z (bash may have
 	# reaped it already: then there is no stat).
@@ -80,16 +81,14 @@ stop_vmm() {
 		sleep 0.1
 		n=$((n + 1))
 	done
-	stuck=
 	if [ $n -ge 300 ]; then
-		# Where each thread waits: a hang then says where it is.
 		for t in /proc/"$pid"/task/*; do
-			stuck="$stuck$(cat "$t/comm"):$(awk '{print $3}' "$t/stat"):$(cat "$t/wchan") "
-		done
+			printf '%s:%s:%s ' "$(cat "$t/comm")" \
+				"$(awk '{print $3}' "$t/stat")" "$(cat "$t/wchan")"
+		done | sed 's/^/not stopped after 30 s: /' >>"$err"
 		kill -KILL "$pid"
 	fi
-	rc=0
-	wait "$pid" || rc=$?
+	wait "$pid"
 }
 
 # expect NAME STATUS PATTERN -- VMM ARGS (stdin from $IN)
@@ -142,9 +141,10 @@ IN=$OUT/echo.in expect echo 0 "hello from the pipe" -- \
 	2>"$OUT/sigterm.err" &
 pid=$!
 sleep 1
-stop_vmm $pid
+rc=0
+stop_vmm $pid "$OUT/sigterm.err" || rc=$?
 if [ $rc != 143 ]; then
-	ko sigterm "status $rc, want 143 ${stuck:+(threads: $stuck)}"
+	ko sigterm "status $rc, want 143 ($(head -c 300 "$OUT/sigterm.err"))"
 elif ! grep -q "serial: 15 bytes sent, the last [0-9.]* s before; IER 0x01, THR-empty interrupt disabled, IRQ line low" "$OUT/sigterm.err"; then
 	ko sigterm "no console state line ($(grep serial "$OUT/sigterm.err"))"
 elif ! grep -q "vCPU 0: running (mp_state 0), rip=0x[0-9a-f]* rflags=0x[0-9a-f]*, interrupts off; APIC requested: none, in service: none$" "$OUT/sigterm.err"; then
@@ -177,7 +177,7 @@ sandbox_check() {
 	case ${SMOKE_SAN:-}/$want in
 	*thread*/2) modes=${modes/vmm=0 /} ;;
 	esac
-	stop_vmm $pid
+	stop_vmm $pid "$OUT/$name.err" || rc=$?
 	# Every thread at $want, and each kind there (the guest never
 	# enables MSI-X, so the disk's INTx thread runs).
 	if echo "$modes" | grep -q "=[^$want] " || [ "$(for k in vmm vcpu0 \
@@ -185,7 +185,7 @@ sandbox_check() {
 		echo "$modes" | grep -q "\(^\| \)$k=" || echo "$k"; done)" ]; then
 		ko "$name" "seccomp modes: $modes(want every kind, at $want)"
 	elif [ $rc != 143 ]; then
-		ko "$name" "status $rc, want 143 ($stuck$(head -c 300 "$OUT/$name.err"))"
+		ko "$name" "status $rc, want 143 ($(head -c 300 "$OUT/$name.err"))"
 	else
 		ok "$name"
 	fi
