@@ -15,9 +15,10 @@ struct blk_dwz_seg {
 	uint32_t flags;
 };
 
-/* Copy the first len bytes of iov[0..n) into dst, across buffers. */
-static int iov_gather(const struct iovec *iov, unsigned int n, void *dst,
-		      uint64_t len)
+/* Copy the first len bytes of iov[0..n) into dst, across buffers; the
+ * caller has checked that iov holds that many. */
+static void iov_gather(const struct iovec *iov, unsigned int n, void *dst,
+		       uint64_t len)
 {
 	uint8_t *d = dst;
 
@@ -28,19 +29,17 @@ static int iov_gather(const struct iovec *iov, unsigned int n, void *dst,
 		d += c;
 		len -= c;
 	}
-	return len ? -EFAULT : 0;
 }
 
 /* The same; inline, so that with len a constant the usual case (all of
  * it in the first buffer) is one fixed-size copy. */
-static inline int iov_copy_from(const struct iovec *iov, unsigned int n,
-				void *dst, uint64_t len)
+static inline void iov_copy_from(const struct iovec *iov, unsigned int n,
+				 void *dst, uint64_t len)
 {
-	if (__builtin_expect(n && iov[0].iov_len >= len, 1)) {
+	if (__builtin_expect(iov[0].iov_len >= len, 1))
 		memcpy(dst, iov[0].iov_base, len);
-		return 0;
-	}
-	return iov_gather(iov, n, dst, len);
+	else
+		iov_gather(iov, n, dst, len);
 }
 
 /* Copy src into iov[0..n), as much as fits; returns bytes copied. */
