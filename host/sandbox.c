@@ -53,8 +53,9 @@ static const int common_calls[] = {
 };
 
 /* The main thread: wait (poll, signalfd, eventfd), kick and join the
- * vCPUs (and read their state after, for -v), write --stats (a temporary file renamed over the target), tear
- * down the devices (their ioctls below). */
+ * vCPUs and read their state after (-v), write --stats (a temporary
+ * file renamed over the target), tear down the devices (their ioctls
+ * below). */
 static const int main_calls[] = {
 	SCMP_SYS(openat), SCMP_SYS(rename), SCMP_SYS(renameat),
 	SCMP_SYS(renameat2), SCMP_SYS(unlink), SCMP_SYS(unlinkat),
@@ -83,7 +84,7 @@ static const int iothread_calls[] = {
  * when the sandbox stops a thread (tcsetattr TCSADRAIN). */
 static const unsigned long main_ioctls[] = {
 	TCSETSW, KVM_IRQ_LINE, KVM_SET_GSI_ROUTING, KVM_IRQFD, KVM_IOEVENTFD,
-	KVM_GET_MP_STATE, KVM_GET_REGS, KVM_GET_LAPIC, /* vcpu_describe */
+	KVM_GET_MP_STATE, KVM_GET_REGS, KVM_GET_LAPIC,
 };
 static const unsigned long vcpu_ioctls[] = {
 	TCSETSW, KVM_RUN, KVM_IRQ_LINE, KVM_SET_GSI_ROUTING, KVM_IRQFD,
