@@ -5,15 +5,16 @@ configurations interleaved in an order shuffled anew in each round, all
 in one boot of the test host (or here on a hardware KVM), and counts how
 each run ended: clean, or a guest death by kind (guestrun.DEATHS: stall,
 double fault, entry-stack guard page, panic, oops; a hang at the timeout;
-any other exit).  Every death's console is kept.  Rates come with Wilson
-95% intervals; two configurations are compared with a two-sided Fisher
-exact test.  A test-host death ends the inner run early: the outer part
+any other exit).  Every death's console is kept, and beside it the host
+KVM's last events (kvmtrace: each vCPU's last exits, with rip).  Rates
+come with Wilson 95% intervals; two configurations are compared with a
+two-sided Fisher exact test.  A test-host death ends the inner run early: the outer part
 reports it and the runs already recorded stay.
 """
 import os
 import time
 
-from . import cmdlines, counters, fiojson, guestrun, plan
+from . import cmdlines, counters, fiojson, guestrun, kvmtrace, plan
 from .stats import fisher_two_sided, wilson
 from .profile import JOBS, guest_argv
 
@@ -22,12 +23,13 @@ from .profile import JOBS, guest_argv
 DEATH_JOBS = dict(JOBS, verify=None)
 
 
-def one_run(cfg, job, disk, args, log_path):
+def one_run(cfg, job, disk, args, log_path, recorder):
     if DEATH_JOBS[job] is None:
         cmdline = cmdlines.guest_cmdline(fio=job, disk_serial="data")
     else:
         cmdline = cmdlines.guest_cmdline(
             script=guestrun.fio_script(job, DEATH_JOBS[job]), disk_serial="data")
+    recorder.clear()
     g = guestrun.GuestRun(guest_argv(cfg, cmdline, disk, args),
                           timeout=args.boot_timeout, log_path=log_path).run()
     res = fiojson.extract(g.lines).get(job)
@@ -38,6 +40,8 @@ def one_run(cfg, job, disk, args, log_path):
         os.unlink(log_path)  # keep the consoles of deaths only
         if os.path.exists(log_path + ".vmm"):
             os.unlink(log_path + ".vmm")
+    if outcome != "clean":
+        recorder.save(log_path + ".kvmtrace")
     return {"config": cfg["name"], "job": job, "outcome": outcome,
             "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path}
 
@@ -48,13 +52,18 @@ def run_plan(args):
     disk = plan.data_disk(args, "vmh-deaths.img")
     cfgs = [plan.parse_config(c) for c in args.config]
     done = {(r["round"], r["config"], r["job"]) for r in plan.load_runs(args.out)}
+    recorder = kvmtrace.FlightRecorder()
+    if not recorder.start():
+        print("vmbench: no kvm tracepoints here: deaths keep their consoles only",
+              flush=True)
     for rnd, _, cfg, job in plan.rounds(cfgs, args.job, args.n, args.seed, done):
         log = os.path.join(args.out, "logs", "n%03d-%s-%s.log" % (rnd, cfg["name"], job))
-        rec = one_run(cfg, job, disk, args, log)
+        rec = one_run(cfg, job, disk, args, log, recorder)
         rec.update({"round": rnd, "seed": args.seed, "time": time.time()})
         plan.record(args.out, rec)
         print("vmbench: n%03d %-10s %-12s %s" % (rnd, cfg["name"], job, rec["outcome"]),
               flush=True)
+    recorder.stop()
 
 
 def analyse(out_dir):

@@ -1,6 +1,7 @@
 """The harness's formulas against known values, its parsers against
 known input."""
 import math
+import os
 
 import pytest
 
@@ -171,3 +172,47 @@ def test_deaths_counts_test_host_ends(tmp_path):
     assert "2 boot(s) ended before the plan did: 1 lock-up(s)" in text
     assert "1 death(s)" in text
     assert [e["runs_before"] for e in plan.load_testhost_ends(out)] == [1, 1]
+
+
+def _fake_tracefs(root, events):
+    for e in events:
+        os.makedirs(os.path.join(root, "events", "kvm", e))
+        open(os.path.join(root, "events", "kvm", e, "enable"), "w").write("0")
+    open(os.path.join(root, "trace"), "w").write(
+        "# tracer: nop\n#\n" + "".join(" vcpu-%d: kvm_exit: reason npf rip 0x%x\n" % (i % 2, i)
+                                    for i in range(10)))
+
+
+def test_flight_recorder_keeps_the_last_events(tmp_path):
+    from vmharness import kvmtrace
+    root = str(tmp_path / "tracing")
+    _fake_tracefs(root, kvmtrace.EVENTS)
+    rec = kvmtrace.FlightRecorder(roots=("/nonexistent", root))
+    assert rec.start()
+    for e in kvmtrace.EVENTS:
+        assert open(os.path.join(root, "events", "kvm", e, "enable")).read() == "1"
+    assert open(os.path.join(root, "buffer_size_kb")).read() == str(kvmtrace.BUFFER_KB)
+    assert open(os.path.join(root, "tracing_on")).read() == "1"
+    out = str(tmp_path / "death.kvmtrace")
+    assert rec.save(out, lines=3)
+    # The last three, oldest first, the header left out.
+    assert open(out).read().splitlines() == [
+        " vcpu-%d: kvm_exit: reason npf rip 0x%x" % (i % 2, i) for i in (7, 8, 9)]
+    rec.clear()
+    assert open(os.path.join(root, "trace")).read() == ""
+    # A cleared buffer reads as its header alone: nothing to keep.
+    open(os.path.join(root, "trace"), "w").write("# tracer: nop\n#\n")
+    assert not rec.save(str(tmp_path / "empty.kvmtrace"))
+    assert not os.path.exists(str(tmp_path / "empty.kvmtrace"))
+    rec.stop()
+    assert open(os.path.join(root, "events", "kvm", "kvm_exit", "enable")).read() == "0"
+
+
+def test_flight_recorder_without_tracefs_does_nothing(tmp_path):
+    from vmharness import kvmtrace
+    rec = kvmtrace.FlightRecorder(roots=(str(tmp_path),))
+    assert not rec.start()
+    rec.clear()
+    assert not rec.save(str(tmp_path / "x"))
+    assert not os.path.exists(str(tmp_path / "x"))
+    rec.stop()
