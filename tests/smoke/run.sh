@@ -183,7 +183,9 @@ sandbox_check() {
 	if echo "$modes" | grep -q "=[^$want] " || [ "$(for k in vmm vcpu0 \
 		vcpu1 iothread-q0 iothread-q1 console intx; do
 		echo "$modes" | grep -q "\(^\| \)$k=" || echo "$k"; done)" ]; then
-		ko "$name" "seccomp modes: $modes(want every kind, at $want)"
+		# A thread gone while they were read: the VMM ended by
+		# itself, and its status and messages say why.
+		ko "$name" "seccomp modes: $modes(want every kind, at $want); status $rc ($(head -c 300 "$OUT/$name.err"))"
 	elif [ $rc != 143 ]; then
 		ko "$name" "status $rc, want 143 ($(head -c 300 "$OUT/$name.err"))"
 	else
