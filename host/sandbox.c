@@ -84,7 +84,7 @@ static const int iothread_calls[] = {
  * when the sandbox stops a thread (tcsetattr TCSADRAIN). */
 static const unsigned long main_ioctls[] = {
 	TCSETSW, KVM_IRQ_LINE, KVM_SET_GSI_ROUTING, KVM_IRQFD, KVM_IOEVENTFD,
-	KVM_GET_MP_STATE, KVM_GET_REGS, KVM_GET_LAPIC,
+	KVM_GET_MP_STATE, KVM_GET_REGS, KVM_GET_SREGS, KVM_GET_LAPIC,
 };
 static const unsigned long vcpu_ioctls[] = {
 	TCSETSW, KVM_RUN, KVM_IRQ_LINE, KVM_SET_GSI_ROUTING, KVM_IRQFD,

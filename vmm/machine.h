@@ -106,8 +106,8 @@ int vcpu_start(struct vcpu *c);
 void vcpu_kick(struct vcpu *c);
 void vcpu_join(struct vcpu *c);
 /* After vcpu_join: what the vCPU was doing when it was stopped (run
- * state, rip, rflags, its local APIC's requested and in-service
- * vectors), for a guest that looked hung. */
+ * state, rip, rflags, paging registers, its local APIC's requested and
+ * in-service vectors), for a guest that looked hung. */
 void vcpu_describe(const struct vcpu *c, char *buf, size_t len);
 
 /* run.c: build the machine from cfg and run it (blk devices already

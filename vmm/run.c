@@ -245,7 +245,7 @@ static void machine_teardown(struct machine *m)
 	 * that stopped serving it from one that stopped writing; each
 	 * vCPU's run state and rip, one that spins from one that waits. */
 	if (m->exit_status > VMM_EXIT_SIGNAL) {
-		char line[320];
+		char line[512];
 
 		serial_describe(&m->serial, mono_ns(), line, sizeof(line));
 		pr_info("%s", line);

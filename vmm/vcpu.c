@@ -202,12 +202,14 @@ static void vcpu_apic_vectors(const struct kvm_lapic_state *l, unsigned int base
 void vcpu_describe(const struct vcpu *c, char *buf, size_t len)
 {
 	struct kvm_regs r;
+	struct kvm_sregs s;
 	struct kvm_mp_state mp;
 	struct kvm_lapic_state l;
 	char irr[64], isr[64];
 
 	if (ioctl(c->fd, KVM_GET_MP_STATE, &mp) < 0 ||
 	    ioctl(c->fd, KVM_GET_REGS, &r) < 0 ||
+	    ioctl(c->fd, KVM_GET_SREGS, &s) < 0 ||
 	    ioctl(c->fd, KVM_GET_LAPIC, &l) < 0) {
 		snprintf(buf, len, "vCPU %u: state not readable: %s", c->id,
 			 strerror(errno));
@@ -215,10 +217,15 @@ void vcpu_describe(const struct vcpu *c, char *buf, size_t len)
 	}
 	vcpu_apic_vectors(&l, 0x200, irr, sizeof(irr));
 	vcpu_apic_vectors(&l, 0x100, isr, sizeof(isr));
+	/* The paging registers too: a guest that loops on page faults
+	 * shows whether its page tables' root is still a RAM address. */
 	snprintf(buf, len,
 		 "vCPU %u: %s (mp_state %u), rip=0x%llx rflags=0x%llx, interrupts %s; "
+		 "cr0=0x%llx cr3=0x%llx cr4=0x%llx efer=0x%llx; "
 		 "APIC requested:%s, in service:%s",
 		 c->id, vcpu_mp_state_name(mp.mp_state), mp.mp_state,
 		 (unsigned long long)r.rip, (unsigned long long)r.rflags,
-		 r.rflags & 0x200 ? "on" : "off", irr, isr);
+		 r.rflags & 0x200 ? "on" : "off",
+		 (unsigned long long)s.cr0, (unsigned long long)s.cr3,
+		 (unsigned long long)s.cr4, (unsigned long long)s.efer, irr, isr);
 }

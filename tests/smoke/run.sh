@@ -147,7 +147,7 @@ if [ $rc != 143 ]; then
 	ko sigterm "status $rc, want 143 ($(head -c 300 "$OUT/sigterm.err"))"
 elif ! grep -q "serial: 15 bytes sent, the last [0-9.]* s before; IER 0x01, THR-empty interrupt disabled, IRQ line low" "$OUT/sigterm.err"; then
 	ko sigterm "no console state line ($(grep serial "$OUT/sigterm.err"))"
-elif ! grep -q "vCPU 0: running (mp_state 0), rip=0x[0-9a-f]* rflags=0x[0-9a-f]*, interrupts off; APIC requested: none, in service: none$" "$OUT/sigterm.err"; then
+elif ! grep -q "vCPU 0: running (mp_state 0), rip=0x[0-9a-f]* rflags=0x[0-9a-f]*, interrupts off; cr0=0x80000031 cr3=0x9000 cr4=0x20 efer=0x500; APIC requested: none, in service: none$" "$OUT/sigterm.err"; then
 	# The ECHO guest polls the UART with interrupts off; its receive
 	# interrupt goes to the PIC, which it never set up.
 	ko sigterm "no vCPU state line ($(grep vCPU "$OUT/sigterm.err"))"
