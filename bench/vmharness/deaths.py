@@ -58,9 +58,11 @@ def run_plan(args):
               flush=True)
     for rnd, _, cfg, job in plan.rounds(cfgs, args.job, args.n, args.seed, done):
         log = os.path.join(args.out, "logs", "n%03d-%s-%s.log" % (rnd, cfg["name"], job))
+        plan.set_in_flight(args.out, {"config": cfg["name"], "job": job, "round": rnd})
         rec = one_run(cfg, job, disk, args, log, recorder)
         rec.update({"round": rnd, "seed": args.seed, "time": time.time()})
         plan.record(args.out, rec)
+        plan.set_in_flight(args.out, None)
         print("vmbench: n%03d %-10s %-12s %s" % (rnd, cfg["name"], job, rec["outcome"]),
               flush=True)
     recorder.stop()
@@ -104,6 +106,13 @@ def analyse(out_dir):
                 "(no sign of life, stopped), %d death(s); the run in flight each "
                 "time is not in the table (it ran again in the next boot)\n"
                 % (len(ends), lockups, len(ends) - lockups))
+        known = [e for e in ends if "in_flight" in e]
+        if known:
+            out += "In flight when it ended: %s\n" % ", ".join(
+                "%s %s (n%03d, %s)" % (e["in_flight"]["config"], e["in_flight"]["job"],
+                                       e["in_flight"]["round"],
+                                       "lock-up" if e["status"] == 124 else "death")
+                for e in known)
     with open(os.path.join(out_dir, "deaths.md"), "w") as f:
         f.write(out)
     return out

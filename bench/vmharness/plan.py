@@ -57,13 +57,33 @@ def record(out_dir, rec):
     _append_line(os.path.join(out_dir, "runs.jsonl"), rec)
 
 
+def set_in_flight(out_dir, run):
+    """RUN (a dict: config, job, round) is about to start; None: no run
+    is.  Read when a test-host boot ends early: the test host dies under
+    one VMM's guest, and that is its VMM's share of the deaths."""
+    path = os.path.join(out_dir, "in_flight.json")
+    if run is None:
+        if os.path.exists(path):
+            os.unlink(path)
+        return
+    with open(path + ".tmp", "w") as f:
+        json.dump(run, f)
+    os.replace(path + ".tmp", path)
+
+
 def record_testhost_end(out_dir, status):
     """A test-host boot that ended before its plan did: 124 is a lock-up
     (no sign of life, stopped), anything else a death (a panic ends QEMU).
-    The runs recorded so far say where in the plan it happened."""
-    _append_line(os.path.join(out_dir, "testhost.jsonl"),
-                 {"status": status, "time": time.time(),
-                  "runs_before": len(load_runs(out_dir))})
+    The runs recorded so far say where in the plan it happened, and the
+    run in flight (set_in_flight), if the plan says, which it was."""
+    end = {"status": status, "time": time.time(),
+           "runs_before": len(load_runs(out_dir))}
+    try:
+        with open(os.path.join(out_dir, "in_flight.json")) as f:
+            end["in_flight"] = json.load(f)
+    except (OSError, ValueError):
+        pass
+    _append_line(os.path.join(out_dir, "testhost.jsonl"), end)
 
 
 def load_testhost_ends(out_dir):

@@ -172,6 +172,27 @@ def test_deaths_counts_test_host_ends(tmp_path):
     assert "2 boot(s) ended before the plan did: 1 lock-up(s)" in text
     assert "1 death(s)" in text
     assert [e["runs_before"] for e in plan.load_testhost_ends(out)] == [1, 1]
+    assert "In flight" not in text  # no plan said which run it was
+
+
+def test_deaths_say_which_run_the_test_host_died_under(tmp_path):
+    from vmharness import cli, deaths, plan
+    out = str(tmp_path)
+    plan.record(out, {"config": "vmm", "job": "verify", "outcome": "clean"})
+    plan.set_in_flight(out, {"config": "qemu", "job": "seed-seqread", "round": 6})
+    assert not cli.boot_finished(out, 125)
+    # The next boot runs it again and more; a lock-up in a later run.
+    plan.set_in_flight(out, {"config": "qemu", "job": "seed-seqread", "round": 6})
+    plan.record(out, {"config": "qemu", "job": "seed-seqread", "outcome": "clean"})
+    plan.set_in_flight(out, None)
+    plan.set_in_flight(out, None)  # twice: nothing to remove, no error
+    assert not cli.boot_finished(out, 124)
+    plan.set_in_flight(out, {"config": "vmm", "job": "verify", "round": 7})
+    assert not cli.boot_finished(out, 124)
+    ends = plan.load_testhost_ends(out)
+    assert [e.get("in_flight", {}).get("config") for e in ends] == ["qemu", None, "vmm"]
+    assert "In flight when it ended: qemu seed-seqread (n006, death), "\
+        "vmm verify (n007, lock-up)" in deaths.analyse(out)
 
 
 def _fake_tracefs(root, events):
