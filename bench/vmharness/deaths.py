@@ -12,9 +12,10 @@ two-sided Fisher exact test.  A test-host death ends the inner run early: the ou
 reports it and the runs already recorded stay.
 """
 import os
+import tempfile
 import time
 
-from . import cmdlines, counters, fiojson, guestrun, kvmtrace, plan
+from . import cmdlines, counters, fiojson, guestrun, kvmtrace, plan, qemumon
 from .stats import fisher_two_sided, wilson
 from .profile import JOBS, guest_argv
 
@@ -29,9 +30,18 @@ def one_run(cfg, job, disk, args, log_path, recorder):
     else:
         cmdline = cmdlines.guest_cmdline(
             script=guestrun.fio_script(job, DEATH_JOBS[job]), disk_serial="data")
-    recorder.clear()
-    g = guestrun.GuestRun(guest_argv(cfg, cmdline, disk, args),
-                          timeout=args.boot_timeout, log_path=log_path).run()
+    argv = guest_argv(cfg, cmdline, disk, args)
+    before_stop = None
+    with tempfile.TemporaryDirectory(prefix="vmh-mon") as tmp:
+        if cfg["kind"] == "qemu":
+            # A stuck QEMU guest's registers, beside what our VMM prints
+            # with -v at a stop (a unix socket's path must be short).
+            sock = os.path.join(tmp, "mon")
+            argv += qemumon.argv(sock)
+            before_stop = lambda proc: qemumon.save_registers(sock, log_path + ".regs")
+        recorder.clear()
+        g = guestrun.GuestRun(argv, timeout=args.boot_timeout, log_path=log_path,
+                              before_stop=before_stop).run()
     res = fiojson.extract(g.lines).get(job)
     outcome = g.outcome
     if outcome == "clean" and not (res and res[0] == 0 and res[1]):

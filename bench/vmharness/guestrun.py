@@ -41,11 +41,14 @@ def classify(lines, rc, timed_out, stderr=""):
 class GuestRun:
     """Run ARGV; on_phase(name, 'begin'|'end', proc) is called at the
     phase markers, and on_line(line, proc) at every console line, from
-    the reading thread, as soon as the line arrives."""
+    the reading thread, as soon as the line arrives; before_stop(proc)
+    before a stop at a stall or the timeout (not when the guest ends by
+    itself), to read state out of the stuck guest."""
 
     def __init__(self, argv, timeout=300, on_phase=None, log_path=None,
-                 stop_on_stall=True, on_line=None, stdin=None):
+                 stop_on_stall=True, on_line=None, stdin=None, before_stop=None):
         self.argv = argv
+        self.before_stop = before_stop
         self.stdin = stdin  # bytes for the console's input, then end of file
         self.timeout = timeout
         self.on_phase = on_phase
@@ -120,9 +123,14 @@ class GuestRun:
             out += ["  | " + l for l in err]
         return "\n".join(out)
 
+    def _stop(self, proc):
+        if self.before_stop and proc.poll() is None:
+            self.before_stop(proc)
+        self._kill(proc)
+
     def _expire(self, proc):
         self.timed_out = True
-        self._kill(proc)
+        self._stop(proc)
 
     def _marker(self, line, proc):
         if self.on_line:
@@ -137,7 +145,7 @@ class GuestRun:
             return
         if self.stop_on_stall and DEATHS[0][1].search(line) and not self.stalled:
             self.stalled = True
-            threading.Thread(target=self._kill, args=(proc,)).start()
+            threading.Thread(target=self._stop, args=(proc,)).start()
 
 
 def fio_script(name, fio_args):
