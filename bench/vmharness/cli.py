@@ -88,7 +88,9 @@ def main(argv):
                         help="vmm[:queues=N,poll=US,batch=on,bin=PATH,append=W1+W2,"
                         "kernel=bzimage|vmlinux,name=L] or qemu[:...] (default: "
                         "qemu, vmm); append: words for the guest kernel's "
-                        "command line; kernel: overrides --kernel")
+                        "command line; kernel: overrides --kernel; host_thp="
+                        "always|madvise|never: the host's transparent huge pages "
+                        "during this configuration's runs (deaths only)")
         sp.add_argument("-o", "--out")
         sp.add_argument("--cpus", type=int, default=2)
         sp.add_argument("--queues", type=int, default=queues)

@@ -11,7 +11,9 @@ come with Wilson 95% intervals; two configurations are compared with a
 two-sided Fisher exact test.  A test-host death ends the inner run early: the outer part
 reports it and the runs already recorded stay.
 """
+import contextlib
 import os
+import re
 import tempfile
 import time
 
@@ -22,6 +24,31 @@ from .profile import JOBS, guest_argv
 # verify is guest/jobs/verify.fio; the others are profile's jobs (the seed
 # phases are where our guests have triple-faulted most).
 DEATH_JOBS = dict(JOBS, verify=None)
+
+
+THP = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+@contextlib.contextmanager
+def host_thp(mode, path=None):
+    """The host's transparent huge pages set to MODE (always, madvise,
+    never) for the block, then set back; MODE None: left alone.  Both
+    VMMs advise huge pages for guest RAM, so this decides whether the
+    host's khugepaged and compaction move guest pages under a running
+    guest."""
+    if not mode:
+        yield
+        return
+    path = path or THP
+    with open(path) as f:
+        old = re.search(r"\[(\w+)\]", f.read()).group(1)
+    with open(path, "w") as f:
+        f.write(mode)
+    try:
+        yield
+    finally:
+        with open(path, "w") as f:
+            f.write(old)
 
 
 def one_run(cfg, job, disk, args, log_path, recorder):
@@ -40,8 +67,9 @@ def one_run(cfg, job, disk, args, log_path, recorder):
             argv += qemumon.argv(sock)
             before_stop = lambda proc: qemumon.save_registers(sock, log_path + ".regs")
         recorder.clear()
-        g = guestrun.GuestRun(argv, timeout=args.boot_timeout, log_path=log_path,
-                              before_stop=before_stop).run()
+        with host_thp(cfg["opts"].get("host_thp")):
+            g = guestrun.GuestRun(argv, timeout=args.boot_timeout, log_path=log_path,
+                                  before_stop=before_stop).run()
     res = fiojson.extract(g.lines).get(job)
     outcome = g.outcome
     if outcome == "clean" and not (res and res[0] == 0 and res[1]):

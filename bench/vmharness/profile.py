@@ -75,7 +75,7 @@ def guest_argv(cfg, cmdline, disk, args):
     d["queues"] = int(cfg["opts"].get("queues", args.queues))
     if cfg["kind"] == "vmm":
         d["opts"] = ["%s=%s" % (k, v) for k, v in cfg["opts"].items()
-                     if k not in ("queues", "bin", "jobs", "append", "kernel")]
+                     if k not in ("queues", "bin", "jobs", "append", "kernel", "host_thp")]
         return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem,
                                  args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN))
     d["iothread"] = cfg["opts"].get("iothread", "on") == "on"

@@ -1,6 +1,6 @@
 """Reading a stuck QEMU guest's registers (vmharness.qemumon) and the
 hook that does it before a stop (guestrun's before_stop, deaths'
-one_run).  A real QEMU, paused before its first instruction (TCG, no
+one_run), and deaths' host_thp switch.  A real QEMU, paused before its first instruction (TCG, no
 guest), stands in for a stuck guest."""
 import os
 import subprocess
@@ -89,10 +89,36 @@ def test_deaths_keep_a_stuck_qemu_guests_registers(tmp_path, monkeypatch):
     assert rec["outcome"] == "stall"
     with open(log + ".regs") as f:
         assert f.read().count("CR3=") == 2
-    # our VMM prints its registers itself (-v): no monitor, no .regs
-    fake_vmm = ["sh", "-c", 'echo "rcu: INFO: rcu_sched detected stalls"; exec sleep 30']
+    # our VMM prints its registers itself (-v): no monitor, no .regs;
+    # host_thp= holds for the run (the guest sees it) and is set back
+    thp = tmp_path / "enabled"
+    thp.write_text("[always] madvise never\n")
+    monkeypatch.setattr(deaths, "THP", str(thp))
+    fake_vmm = ["sh", "-c", 'echo "thp $(cat %s)"; echo "rcu: INFO: rcu_sched detected stalls"; '
+                'exec sleep 30' % thp]
     monkeypatch.setattr(deaths, "guest_argv", lambda *a: list(fake_vmm))
     log = str(tmp_path / "n000-vmm-verify.log")
-    rec = deaths.one_run({"kind": "vmm", "name": "vmm", "opts": {}}, "verify", {},
-                         Args(), log, _Recorder())
+    rec = deaths.one_run({"kind": "vmm", "name": "vmm", "opts": {"host_thp": "never"}},
+                         "verify", {}, Args(), log, _Recorder())
     assert rec["outcome"] == "stall" and not os.path.exists(log + ".regs")
+    with open(log) as f:
+        assert "thp never" in f.read()
+    assert thp.read_text() == "always"
+
+
+def test_host_thp_is_set_for_the_run_and_set_back(tmp_path):
+    # a file laid out like sysfs' transparent_hugepage/enabled
+    p = tmp_path / "enabled"
+    p.write_text("always [madvise] never\n")
+    with deaths.host_thp("never", path=str(p)):
+        assert p.read_text() == "never"
+    assert p.read_text() == "madvise"
+    p.write_text("[always] madvise never\n")
+    try:
+        with deaths.host_thp("never", path=str(p)):
+            raise RuntimeError("the run failed")
+    except RuntimeError:
+        pass
+    assert p.read_text() == "always"
+    with deaths.host_thp(None, path=str(p)):
+        assert p.read_text() == "always"
