@@ -106,6 +106,60 @@ def run_plan(args):
     recorder.stop()
 
 
+_OUR_CR3 = re.compile(r"vCPU (\d+): .*\bcr3=(0x[0-9a-f]+)")
+_QEMU_CPU = re.compile(r"^CPU#(\d+)")
+_QEMU_CR3 = re.compile(r"\bCR3=([0-9a-f]+)")
+
+
+def stuck_cr3(log_path):
+    """Each vCPU's CR3 as read at the stop of a stuck guest: ours from
+    -v's lines (LOG.vmm), QEMU's from its monitor (LOG.regs).  {} if
+    neither has one (a guest that ended by itself)."""
+    out = {}
+    try:
+        with open(log_path + ".vmm") as f:
+            for line in f:
+                m = _OUR_CR3.search(line)
+                if m:
+                    out[int(m.group(1))] = m.group(2)
+    except OSError:
+        pass
+    try:
+        with open(log_path + ".regs") as f:
+            cpu = None
+            for line in f:
+                m = _QEMU_CPU.match(line)
+                if m:
+                    cpu = int(m.group(1))
+                m = _QEMU_CR3.search(line)
+                if m and cpu is not None:
+                    out[cpu] = "%#x" % int(m.group(1), 16)
+    except OSError:
+        pass
+    return out
+
+
+def death_notes(out_dir, runs):
+    """A line per death whose host trace or stop registers say more:
+    how it ended (kvmtrace.describe) and each vCPU's CR3 at the stop."""
+    lines = []
+    for r in runs:
+        if r["outcome"] == "clean":
+            continue
+        log = os.path.join(out_dir, "logs", os.path.basename(r["log"]))
+        how = kvmtrace.describe(log + ".kvmtrace") if os.path.exists(log + ".kvmtrace") else None
+        cr3 = stuck_cr3(log)
+        if not how and not cr3:
+            continue
+        words = [how] if how else []
+        if cr3:
+            words.append("CR3 at the stop: " + ", ".join(
+                "vCPU %d %s" % kv for kv in sorted(cr3.items())))
+        lines.append("- n%03d %s %s (%s): %s" % (r["round"], r["config"], r["job"],
+                                               r["outcome"], "; ".join(words)))
+    return lines
+
+
 def analyse(out_dir):
     runs = plan.load_runs(out_dir)
     configs = sorted({r["config"] for r in runs})
@@ -137,6 +191,9 @@ def analyse(out_dir):
         out += ("\nAll jobs: %s %d/%d deaths, %s %d/%d; Fisher's exact test p = %.3f (%s)\n"
                 % (c1, d1, n1, c2, d2, n2, p,
                    "significant" if p < 0.05 else "not significant"))
+    notes = death_notes(out_dir, runs)
+    if notes:
+        out += "\nHow they ended (the host's kvm trace, registers at a stop):\n" + "\n".join(notes) + "\n"
     ends = plan.load_testhost_ends(out_dir)
     if ends:
         lockups = sum(1 for e in ends if e["status"] == 124)

@@ -11,6 +11,7 @@ copy shows what each vCPU did in its last moments.  It reads the host
 the VMM runs on: in the test host, the test host's kernel.
 """
 import os
+import re
 
 from .counters import TRACEFS_CANDIDATES
 
@@ -69,3 +70,74 @@ class FlightRecorder:
     def stop(self):
         if self.root:
             self._events(False)
+
+
+# One line of the trace: "COMM-PID [CPU] FLAGS TIME: EVENT: FIELDS".
+_LINE = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?P<flags>\S+)\s+"
+                   r"(?P<ts>[\d.]+): (?P<event>\w+): (?P<rest>.*)$")
+_EXIT = re.compile(r"vcpu (?P<vcpu>\d+) reason (?P<reason>\S+) rip (?P<rip>0x[0-9a-f]+) "
+                   r"info1 (?P<info1>0x[0-9a-f]+) info2 (?P<info2>0x[0-9a-f]+) "
+                   r"intr_info (?P<intr>0x[0-9a-f]+)")
+NPF_IN_PAGE_WALK = 1 << 33  # info1 of an NPF exit: in the guest's own page walk
+LOOP_MIN = 100  # the same NPF this often in the window: a vCPU going nowhere
+
+
+def _exits(path):
+    with open(path) as f:
+        for line in f:
+            m = _LINE.match(line)
+            if not m or m.group("event") != "kvm_exit":
+                continue
+            e = _EXIT.match(m.group("rest"))
+            if e:
+                d = dict(m.groupdict(), **e.groupdict())
+                d["cpu"] = int(d["cpu"])
+                yield d
+
+
+def _event(intr):
+    """What an exit was delivering (its exit_int_info), in words."""
+    v = int(intr, 16)
+    if not v & (1 << 31):
+        return "nothing"
+    kind = {0: "interrupt", 2: "NMI", 3: "exception", 4: "software interrupt"}.get(
+        (v >> 8) & 7, "event")
+    return "%s 0x%x" % (kind, v & 0xff)
+
+
+def describe(path):
+    """How the guest of a saved trace ended, in one line, or None: a
+    triple fault (the SHUTDOWN exit: which vCPU, on which host CPU, at
+    which rip, delivering what, after which exit), or a vCPU stuck
+    repeating one nested page fault in its own page walk (rip, the
+    guest-physical address and the page-table root it implies)."""
+    exits = list(_exits(path))
+    down = [e for e in exits if e["reason"] == "shutdown"]
+    if down:
+        d = down[-1]
+        mine = [e for e in exits if e["pid"] == d["pid"]]
+        before = mine[-2] if len(mine) > 1 else None
+        cpus = sorted({e["cpu"] for e in mine})
+        out = ("triple fault: vCPU %s (thread %s-%s, host CPU %s of its %d exits) at rip %s "
+               "delivering %s" % (d["vcpu"], d["comm"], d["pid"],
+                                  "+".join(map(str, cpus)), len(mine), d["rip"],
+                                  _event(d["intr"])))
+        if before:
+            out += "; its exit before: %s at rip %s%s" % (
+                before["reason"], before["rip"],
+                ", host reschedule pending" if "N" in before["flags"] else "")
+        return out
+    loops = {}
+    for e in exits:
+        if e["reason"] == "npf" and int(e["info1"], 16) & NPF_IN_PAGE_WALK:
+            k = (e["vcpu"], e["rip"], e["info2"])
+            loops.setdefault(k, []).append(e)
+    if not loops:
+        return None
+    (vcpu, rip, gpa), es = max(loops.items(), key=lambda kv: len(kv[1]))
+    if len(es) < LOOP_MIN:
+        return None
+    return ("loop: vCPU %s (host CPU %s) at rip %s, %d nested page faults in its page walk "
+            "at %s (root %#x) delivering %s" % (
+                vcpu, "+".join(map(str, sorted({e["cpu"] for e in es}))), rip, len(es),
+                gpa, int(gpa, 16) & ~0xfff, _event(es[-1]["intr"])))

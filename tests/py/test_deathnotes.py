@@ -1,0 +1,84 @@
+"""What the deaths report says about each death: how the host's kvm
+trace ends (vmharness.kvmtrace.describe) and each vCPU's CR3 read at a
+stop (deaths.stuck_cr3), from lines laid out as the test host's
+tracefs, our VMM's -v and QEMU's monitor write them."""
+import json
+import os
+
+from vmharness import deaths, kvmtrace
+
+EXIT = ("{comm}-{pid} [{cpu:03d}] {flags} {ts:.6f}: kvm_exit: vcpu {vcpu} reason {reason} "
+        "rip {rip} info1 {info1} info2 {info2} intr_info {intr} error_code 0x00000000\n")
+
+
+def exit_line(comm="vcpu0", pid=274, cpu=0, flags=".....", ts=1.0, vcpu=0, reason="interrupt",
+              rip="0x418c1a", info1="0x0000000000000000", info2="0x0000000000000000",
+              intr="0x00000000"):
+    return "           " + EXIT.format(**locals())
+
+
+def test_a_triple_fault_names_its_vcpu_host_cpu_event_and_the_exit_before(tmp_path):
+    p = tmp_path / "t"
+    p.write_text(
+        exit_line(cpu=0, ts=1.0, reason="msr", rip="0xffffffff8107e914")
+        + exit_line(comm="vcpu1", pid=275, cpu=1, vcpu=1, ts=1.1)  # the other vCPU
+        + exit_line(cpu=0, flags=".N...", ts=1.2)
+        + "           vcpu0-274 [000] ..... 1.3: kvm_inj_virq: IRQ 0x23\n"
+        + exit_line(cpu=0, ts=1.4, reason="shutdown", intr="0x80000023"))
+    d = kvmtrace.describe(str(p))
+    assert d.startswith("triple fault: vCPU 0 (thread vcpu0-274, host CPU 0 of its 3 exits) "
+                        "at rip 0x418c1a delivering interrupt 0x23")
+    assert d.endswith("its exit before: interrupt at rip 0x418c1a, host reschedule pending")
+    # no reschedule pending at that exit: none said
+    p.write_text(exit_line(ts=1.2, reason="vintr") +
+                 exit_line(ts=1.4, reason="shutdown", intr="0x80000b0e"))
+    assert kvmtrace.describe(str(p)).endswith(
+        "delivering exception 0xe; its exit before: vintr at rip 0x418c1a")
+
+
+def test_a_vcpu_stuck_in_its_page_walk_is_a_loop_with_its_root(tmp_path):
+    walk = dict(comm="CPU 0/KVM", pid=157, cpu=1, reason="npf", rip="0xffffffffc066d20c",
+                info1="0x000000020000000e", info2="0x0000000100a92fe0", intr="0x80000b0e")
+    notify = dict(walk, info1="0x000000010000000e", info2="0x00000000c0003000")
+    lines = [exit_line(ts=i, **notify) for i in range(150)]  # not in a page walk
+    p = tmp_path / "t"
+    p.write_text("".join(lines + [exit_line(ts=i, **walk) for i in range(kvmtrace.LOOP_MIN - 1)]))
+    assert kvmtrace.describe(str(p)) is None
+    p.write_text("".join(lines + [exit_line(ts=i, **walk) for i in range(kvmtrace.LOOP_MIN)]))
+    assert kvmtrace.describe(str(p)) == (
+        "loop: vCPU 0 (host CPU 1) at rip 0xffffffffc066d20c, %d nested page faults in its "
+        "page walk at 0x0000000100a92fe0 (root 0x100a92000) delivering exception 0xe"
+        % kvmtrace.LOOP_MIN)
+
+
+def test_the_report_lists_deaths_with_their_trace_and_cr3(tmp_path):
+    out = tmp_path / "out"
+    (out / "logs").mkdir(parents=True)
+    runs = [{"config": "vmm", "job": "seed-seqread", "outcome": "stall", "round": 8,
+             "log": "/elsewhere/logs/n008-vmm-seed-seqread.log"},
+            {"config": "qemu", "job": "seed-seqread", "outcome": "hang", "round": 9,
+             "log": "/elsewhere/logs/n009-qemu-seed-seqread.log"},
+            {"config": "vmm", "job": "seed-seqread", "outcome": "clean", "round": 9,
+             "log": "/elsewhere/logs/n009-vmm-seed-seqread.log"}]
+    with open(out / "runs.jsonl", "w") as f:
+        for r in runs:
+            f.write(json.dumps(r) + "\n")
+    logs = out / "logs"
+    (logs / "n008-vmm-seed-seqread.log.vmm").write_text(
+        "vmm: info: vCPU 0: running (mp_state 0), rip=0xffffffffc066d20c rflags=0x10246, "
+        "interrupts on; cr0=0x80050033 cr3=0x1036a6000 cr4=0x3106f0 efer=0xd01; APIC\n"
+        "vmm: info: vCPU 1: halted, rip=0x1; cr0=0x80050033 cr3=0x1fe0c000 cr4=0 efer=0\n")
+    (logs / "n008-vmm-seed-seqread.log.kvmtrace").write_text(
+        exit_line(reason="shutdown", intr="0x80000b0e"))
+    (logs / "n009-qemu-seed-seqread.log.regs").write_text(
+        "CPU#0\nEAX=00000000 EBX=00000000\nCR0=80050033 CR2=00000000 CR3=0000000100a92000 "
+        "CR4=003106f0\nCPU#1\nCR0=80050033 CR2=00000000 CR3=000000001fe0c000 CR4=003106f0\n")
+    assert deaths.stuck_cr3(str(logs / "n008-vmm-seed-seqread.log")) == {
+        0: "0x1036a6000", 1: "0x1fe0c000"}
+    text = deaths.analyse(str(out))
+    assert ("- n008 vmm seed-seqread (stall): triple fault: vCPU 0 (thread vcpu0-274, host CPU 0 "
+            "of its 1 exits) at rip 0x418c1a delivering exception 0xe; CR3 at the stop: "
+            "vCPU 0 0x1036a6000, vCPU 1 0x1fe0c000") in text
+    assert ("- n009 qemu seed-seqread (hang): CR3 at the stop: vCPU 0 0x100a92000, "
+            "vCPU 1 0x1fe0c000") in text
+    assert "n009 vmm" not in text
