@@ -104,6 +104,14 @@ def run_plan(args):
         print("vmbench: n%03d %-10s %-12s %s" % (rnd, cfg["name"], job, rec["outcome"]),
               flush=True)
     recorder.stop()
+    # Which of the host's CPUs took which interrupts (the test host's
+    # deaths have all been on its CPU 0).
+    try:
+        with open("/proc/interrupts") as src, \
+                open(os.path.join(args.out, "interrupts.txt"), "w") as dst:
+            dst.write(src.read())
+    except OSError:
+        pass
 
 
 _OUR_CR3 = re.compile(r"vCPU (\d+): .*\bcr3=(0x[0-9a-f]+)")
