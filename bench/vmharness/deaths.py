@@ -78,8 +78,12 @@ def one_run(cfg, job, disk, args, log_path, recorder):
         os.unlink(log_path)  # keep the consoles of deaths only
         if os.path.exists(log_path + ".vmm"):
             os.unlink(log_path + ".vmm")
-    if outcome != "clean":
-        recorder.save(log_path + ".kvmtrace")
+    if outcome != "clean" and recorder.save(log_path + ".kvmtrace"):
+        # QEMU ends with status 0 and says nothing on a triple fault
+        # (-no-reboot): the host's trace says it.
+        how = kvmtrace.describe(log_path + ".kvmtrace") or ""
+        if outcome == "no-result" and how.startswith("triple fault"):
+            outcome = "triple-fault"
     return {"config": cfg["name"], "job": job, "outcome": outcome,
             "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path}
 

@@ -82,3 +82,31 @@ def test_the_report_lists_deaths_with_their_trace_and_cr3(tmp_path):
     assert ("- n009 qemu seed-seqread (hang): CR3 at the stop: vCPU 0 0x100a92000, "
             "vCPU 1 0x1fe0c000") in text
     assert "n009 vmm" not in text
+
+
+def test_a_silent_end_with_a_shutdown_in_the_trace_is_a_triple_fault(tmp_path, monkeypatch):
+    # QEMU exits 0 without fio's output when its guest triple-faults
+    class Recorder:
+        def __init__(self, trace):
+            self.trace = trace
+
+        def clear(self):
+            pass
+
+        def save(self, path):
+            if not self.trace:
+                return False
+            with open(path, "w") as f:
+                f.write(self.trace)
+            return True
+
+    class Args:
+        boot_timeout = 20
+    monkeypatch.setattr(deaths, "guest_argv", lambda *a: ["sh", "-c", "echo booted"])
+    cfg = {"kind": "vmm", "name": "x", "opts": {}}
+    down = exit_line(reason="shutdown", intr="0x80000b0e")
+    for trace, outcome in ((down, "triple-fault"), ("", "no-result"),
+                           (exit_line(reason="hlt"), "no-result")):
+        log = str(tmp_path / ("n%d.log" % len(trace)))
+        rec = deaths.one_run(cfg, "verify", {}, Args(), log, Recorder(trace))
+        assert rec["outcome"] == outcome, trace
