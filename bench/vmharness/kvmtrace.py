@@ -110,7 +110,8 @@ def describe(path):
     triple fault (the SHUTDOWN exit: which vCPU, on which host CPU, at
     which rip, delivering what, after which exit), or a vCPU stuck
     repeating one nested page fault in its own page walk (rip, the
-    guest-physical address and the page-table root it implies)."""
+    guest-physical address, and the page of the table it read: the root,
+    CR3, when the fault is at the walk's first level)."""
     exits = list(_exits(path))
     down = [e for e in exits if e["reason"] == "shutdown"]
     if down:
@@ -138,6 +139,6 @@ def describe(path):
     if len(es) < LOOP_MIN:
         return None
     return ("loop: vCPU %s (host CPU %s) at rip %s, %d nested page faults in its page walk "
-            "at %s (root %#x) delivering %s" % (
+            "at %s (table page %#x) delivering %s" % (
                 vcpu, "+".join(map(str, sorted({e["cpu"] for e in es}))), rip, len(es),
                 gpa, int(gpa, 16) & ~0xfff, _event(es[-1]["intr"])))

@@ -47,7 +47,7 @@ def test_a_vcpu_stuck_in_its_page_walk_is_a_loop_with_its_root(tmp_path):
     p.write_text("".join(lines + [exit_line(ts=i, **walk) for i in range(kvmtrace.LOOP_MIN)]))
     assert kvmtrace.describe(str(p)) == (
         "loop: vCPU 0 (host CPU 1) at rip 0xffffffffc066d20c, %d nested page faults in its "
-        "page walk at 0x0000000100a92fe0 (root 0x100a92000) delivering exception 0xe"
+        "page walk at 0x0000000100a92fe0 (table page 0x100a92000) delivering exception 0xe"
         % kvmtrace.LOOP_MIN)
 
 
