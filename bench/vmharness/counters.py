@@ -21,6 +21,12 @@ import re
 DEBUGFS = "/sys/kernel/debug"
 TRACEFS_CANDIDATES = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
 
+
+def tracefs_write(path, s):
+    """Write S to one tracefs control file (a trigger, enable, ...)."""
+    with open(path, "w") as f:
+        f.write(s)
+
 # AMD SVM exit codes (AMD APM vol. 2, appendix C) seen in practice; the
 # test host's emulated CPU is AMD.  Others are shown in hex.
 SVM_EXITS = {
@@ -141,19 +147,15 @@ class ExitReasons:
                 self.trig = p
                 break
 
-    def _write(self, s):
-        with open(self.trig, "w") as f:
-            f.write(s)
-
     def start(self):
         if not self.trig:
             return False
         try:
-            self._write("!" + self.SPEC)
+            tracefs_write(self.trig, "!" + self.SPEC)
         except OSError:
             pass
         try:
-            self._write(self.SPEC)
+            tracefs_write(self.trig, self.SPEC)
         except OSError:
             self.trig = None
             return False
@@ -180,7 +182,7 @@ class ExitReasons:
         out = self.read(tids, isa_amd)
         if self.trig:
             try:
-                self._write("!" + self.SPEC)
+                tracefs_write(self.trig, "!" + self.SPEC)
             except OSError:
                 pass
         return out

@@ -13,16 +13,11 @@ the VMM runs on: in the test host, the test host's kernel.
 import os
 import re
 
-from .counters import TRACEFS_CANDIDATES
+from .counters import TRACEFS_CANDIDATES, tracefs_write
 
 EVENTS = ("kvm_exit", "kvm_inj_exception", "kvm_inj_virq", "kvm_msr",
           "kvm_page_fault")
 BUFFER_KB = 256  # per CPU: a second or so of a busy guest's exits
-
-
-def _write(path, s):
-    with open(path, "w") as f:
-        f.write(s)
 
 
 class FlightRecorder:
@@ -34,16 +29,16 @@ class FlightRecorder:
         for e in EVENTS:
             p = os.path.join(self.root, "events", "kvm", e, "enable")
             if os.path.exists(p):
-                _write(p, "1" if on else "0")
+                tracefs_write(p, "1" if on else "0")
 
     def start(self):
         """Record from now on.  False: no tracefs with kvm events here."""
         if not self.root:
             return False
         try:
-            _write(os.path.join(self.root, "buffer_size_kb"), str(BUFFER_KB))
+            tracefs_write(os.path.join(self.root, "buffer_size_kb"), str(BUFFER_KB))
             self._events(True)
-            _write(os.path.join(self.root, "tracing_on"), "1")
+            tracefs_write(os.path.join(self.root, "tracing_on"), "1")
         except OSError:
             self.root = None
             return False
@@ -52,7 +47,7 @@ class FlightRecorder:
     def clear(self):
         """Forget what was recorded (before each run)."""
         if self.root:
-            _write(os.path.join(self.root, "trace"), "")
+            tracefs_write(os.path.join(self.root, "trace"), "")
 
     def save(self, path, lines=2000):
         """The last LINES events so far, oldest first, into PATH (the
