@@ -75,3 +75,19 @@ def test_run_with_reboots_until_finished_three_boots_at_most(monkeypatch, capsys
     rc, boots = testhost.run_with_reboots(lambda: [], "/o", lambda rc: rc == 0)
     assert (rc, boots) == (124, 3) and len(seen) == 3
     assert "giving up" in capsys.readouterr().err
+
+
+def test_meta_records_the_test_hosts_set_up(tmp_path, monkeypatch):
+    import argparse
+    import json
+
+    from vmharness import cli
+
+    monkeypatch.setenv("TESTHOST_ACCEL", "tcg,thread=single")
+    monkeypatch.setenv("TESTHOST_APPEND", "irqaffinity=1")
+    monkeypatch.delenv("TESTHOST_CPU", raising=False)
+    cli.write_meta(argparse.Namespace(out=str(tmp_path), argv=["deaths"], seed=7))
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["testhost"] == {"TESTHOST_ACCEL": "tcg,thread=single",
+                                "TESTHOST_APPEND": "irqaffinity=1"}
+    assert meta["seed"] == 7 and meta["command"] == "bench/vmbench deaths"

@@ -21,6 +21,8 @@
 #   TESTHOST_TIMEOUT=S    limit for the whole run in seconds (default 1800)
 #   TESTHOST_MEM=6G TESTHOST_SMP=2   size of the test host
 #   TESTHOST_CPU=MODEL    QEMU's -cpu for it (default EPYC,+svm,+npt)
+#   TESTHOST_ACCEL=OPTS   QEMU's -accel for it (default tcg,thread=multi;
+#                         tcg,thread=single runs both CPUs on one thread)
 #   TESTHOST_VERBOSE=1    also copy the test host's console to stderr
 set -eu
 export LOG_TAG=testhost
@@ -90,10 +92,10 @@ trap 'cleanup; exit 130' INT TERM
 # softlockup_panic=1: under nested guests it has locked up for good (soft
 # lockup in kvm_ioapic_update_eoi) as well as panicked; a panic ends QEMU
 # (-no-reboot) at once, and callers boot it again for what is left.
-log "booting ($(basename "$kernel"), -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
+log "booting ($(basename "$kernel"), -accel ${TESTHOST_ACCEL:-tcg,thread=multi} -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
 start=$(date +%s)
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu "${TESTHOST_CPU:-EPYC,+svm,+npt}" -smp "$SMP" -m "$MEM" \
+	-accel "${TESTHOST_ACCEL:-tcg,thread=multi}" -cpu "${TESTHOST_CPU:-EPYC,+svm,+npt}" -smp "$SMP" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -initrd "$TBUILD/initramfs.img" \
 	-append "console=ttyS0 reboot=k panic=-1 softlockup_panic=1 ${TESTHOST_APPEND:-} th.dir=$OUT th.repo=$REPO" \
