@@ -66,10 +66,12 @@ def write_meta(args):
             "qemu": (out(["qemu-system-x86_64", "--version"]) or "").split("\n")[0],
             "host": platform.node(), "kernel": platform.release(),
             "nproc": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            "testhost": {k: os.environ[k] for k in ("TESTHOST_CPU", "TESTHOST_ACCEL",
-                                                    "TESTHOST_APPEND", "TESTHOST_SMP",
-                                                    "TESTHOST_MEM")
-                         if k in os.environ}}
+            "testhost": {k: os.environ[k] for k in ("TESTHOST_QEMU", "TESTHOST_CPU",
+                                                    "TESTHOST_ACCEL", "TESTHOST_APPEND",
+                                                    "TESTHOST_SMP", "TESTHOST_MEM")
+                         if k in os.environ},
+            "testhost_qemu": (out([os.environ.get("TESTHOST_QEMU", "qemu-system-x86_64"),
+                                   "--version"]) or "").split("\n")[0]}
     with open(os.path.join(args.out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
 

@@ -85,9 +85,14 @@ def test_meta_records_the_test_hosts_set_up(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TESTHOST_ACCEL", "tcg,thread=single")
     monkeypatch.setenv("TESTHOST_APPEND", "irqaffinity=1")
+    monkeypatch.setenv("TESTHOST_QEMU", str(tmp_path / "qemu"))
+    (tmp_path / "qemu").write_text("#!/bin/sh\necho 'QEMU emulator version 10.0.2'\necho more\n")
+    (tmp_path / "qemu").chmod(0o755)
     monkeypatch.delenv("TESTHOST_CPU", raising=False)
     cli.write_meta(argparse.Namespace(out=str(tmp_path), argv=["deaths"], seed=7))
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["testhost"] == {"TESTHOST_ACCEL": "tcg,thread=single",
-                                "TESTHOST_APPEND": "irqaffinity=1"}
+                                "TESTHOST_APPEND": "irqaffinity=1",
+                                "TESTHOST_QEMU": str(tmp_path / "qemu")}
+    assert meta["testhost_qemu"] == "QEMU emulator version 10.0.2"
     assert meta["seed"] == 7 and meta["command"] == "bench/vmbench deaths"

@@ -21,6 +21,7 @@
 #   TESTHOST_TIMEOUT=S    limit for the whole run in seconds (default 1800)
 #   TESTHOST_MEM=6G TESTHOST_SMP=2   size of the test host
 #   TESTHOST_CPU=MODEL    QEMU's -cpu for it (default EPYC,+svm,+npt)
+#   TESTHOST_QEMU=PROGRAM the emulator (default qemu-system-x86_64)
 #   TESTHOST_ACCEL=OPTS   QEMU's -accel for it (default tcg,thread=multi;
 #                         tcg,thread=single runs both CPUs on one thread)
 #   TESTHOST_VERBOSE=1    also copy the test host's console to stderr
@@ -31,8 +32,9 @@ REPO=$(cd "$here/../.." && pwd)
 . "$REPO/guest/lib.sh"
 
 [ $# -gt 0 ] || die "usage: tests/testhost/run.sh CMD [ARG...]"
-command -v qemu-system-x86_64 >/dev/null ||
-	die "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
+QEMU=${TESTHOST_QEMU:-qemu-system-x86_64}
+command -v "$QEMU" >/dev/null ||
+	die "$QEMU not found (apt-get install qemu-system-x86)"
 
 TBUILD=$REPO/build/testhost
 OUT=${TESTHOST_OUT:-$TBUILD/out}
@@ -94,7 +96,7 @@ trap 'cleanup; exit 130' INT TERM
 # (-no-reboot) at once, and callers boot it again for what is left.
 log "booting ($(basename "$kernel"), -accel ${TESTHOST_ACCEL:-tcg,thread=multi} -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
 start=$(date +%s)
-timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+timeout -k 10 "$TIMEOUT" "$QEMU" \
 	-accel "${TESTHOST_ACCEL:-tcg,thread=multi}" -cpu "${TESTHOST_CPU:-EPYC,+svm,+npt}" -smp "$SMP" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -initrd "$TBUILD/initramfs.img" \
