@@ -21,7 +21,8 @@
 #   TESTHOST_TIMEOUT=S    limit for the whole run in seconds (default 1800)
 #   TESTHOST_MEM=6G TESTHOST_SMP=2   size of the test host
 #   TESTHOST_CPU=MODEL    QEMU's -cpu for it (default EPYC,+svm,+npt)
-#   TESTHOST_QEMU=PROGRAM the emulator (default qemu-system-x86_64)
+#   TESTHOST_QEMU=PROGRAM the emulator (default qemu-system-x86_64;
+#                         "$(tests/testhost/emulator.sh)" for QEMU 10.0)
 #   TESTHOST_ACCEL=OPTS   QEMU's -accel for it (default tcg,thread=multi;
 #                         tcg,thread=single runs both CPUs on one thread)
 #   TESTHOST_VERBOSE=1    also copy the test host's console to stderr
