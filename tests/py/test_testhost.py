@@ -1,5 +1,6 @@
 """vmharness.testhost: waiting for another test host is not a lock-up."""
 import fcntl
+import os
 import threading
 import time
 
@@ -96,3 +97,15 @@ def test_meta_records_the_test_hosts_set_up(tmp_path, monkeypatch):
                                 "TESTHOST_QEMU": str(tmp_path / "qemu")}
     assert meta["testhost_qemu"] == "QEMU emulator version 10.0.2"
     assert meta["seed"] == 7 and meta["command"] == "bench/vmbench deaths"
+
+
+def test_a_missing_emulator_is_named_before_anything_boots(tmp_path):
+    import subprocess
+
+    env = dict(os.environ, TESTHOST_QEMU=str(tmp_path / "no-such-qemu"),
+               TESTHOST_OUT=str(tmp_path / "out"))
+    p = subprocess.run([paths.TESTHOST_RUN, "true"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 1
+    assert "TESTHOST_QEMU=%s: not found" % (tmp_path / "no-such-qemu") in p.stderr
+    assert not (tmp_path / "out").exists()

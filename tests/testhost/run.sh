@@ -33,9 +33,14 @@ REPO=$(cd "$here/../.." && pwd)
 . "$REPO/guest/lib.sh"
 
 [ $# -gt 0 ] || die "usage: tests/testhost/run.sh CMD [ARG...]"
-QEMU=${TESTHOST_QEMU:-qemu-system-x86_64}
-command -v "$QEMU" >/dev/null ||
-	die "$QEMU not found (apt-get install qemu-system-x86)"
+if [ -n "${TESTHOST_QEMU:-}" ]; then
+	QEMU=$TESTHOST_QEMU
+	command -v "$QEMU" >/dev/null || die "TESTHOST_QEMU=$QEMU: not found"
+else
+	QEMU=qemu-system-x86_64
+	command -v "$QEMU" >/dev/null ||
+		die "$QEMU not found (apt-get install qemu-system-x86)"
+fi
 
 TBUILD=$REPO/build/testhost
 OUT=${TESTHOST_OUT:-$TBUILD/out}
