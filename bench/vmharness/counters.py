@@ -199,6 +199,40 @@ def host_cpu_ticks():
     return sum(f) - idle, sum(f)
 
 
+# The rows of /proc/interrupts a death may follow: IPIs (reschedule,
+# function call, TLB shootdown) and the local timer; device IRQs summed.
+HOST_IRQS = ("RES", "CAL", "TLB", "LOC")
+
+
+def host_interrupts(path="/proc/interrupts"):
+    """{row: [count per CPU]} of HOST_IRQS, and "dev": every numbered
+    (device) IRQ summed per CPU.  {} where the file cannot be read."""
+    text = _read(path)
+    if not text:
+        return {}
+    lines = text.split("\n")
+    ncpu = len(lines[0].split())
+    out = {"dev": [0] * ncpu}
+    for line in lines[1:]:
+        label, _, rest = line.partition(":")
+        label = label.strip()
+        counts = rest.split()[:ncpu]
+        if len(counts) < ncpu or not all(c.isdigit() for c in counts):
+            continue
+        counts = [int(c) for c in counts]
+        if label in HOST_IRQS:
+            out[label] = counts
+        elif label.isdigit():
+            out["dev"] = [a + b for a, b in zip(out["dev"], counts)]
+    return out
+
+
+def interrupts_delta(before, after):
+    """after - before, row by row and CPU by CPU, for rows in both."""
+    return {k: [b - a for a, b in zip(before[k], after[k])]
+            for k in after if k in before}
+
+
 class Snapshot:
     """Everything above, for process PID, between begin() and end()."""
 

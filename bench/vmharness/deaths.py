@@ -67,9 +67,11 @@ def one_run(cfg, job, disk, args, log_path, recorder):
             argv += qemumon.argv(sock)
             before_stop = lambda proc: qemumon.save_registers(sock, log_path + ".regs")
         recorder.clear()
+        irqs0 = counters.host_interrupts()
         with host_thp(cfg["opts"].get("host_thp")):
             g = guestrun.GuestRun(argv, timeout=args.boot_timeout, log_path=log_path,
                                   before_stop=before_stop).run()
+        irqs = counters.interrupts_delta(irqs0, counters.host_interrupts())
     res = fiojson.extract(g.lines).get(job)
     outcome = g.outcome
     if outcome == "clean" and not (res and res[0] == 0 and res[1]):
@@ -85,7 +87,8 @@ def one_run(cfg, job, disk, args, log_path, recorder):
         if outcome == "no-result" and how.startswith("triple fault"):
             outcome = "triple-fault"
     return {"config": cfg["name"], "job": job, "outcome": outcome,
-            "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path}
+            "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path,
+            "host_irqs": irqs}
 
 
 def run_plan(args):
@@ -172,6 +175,28 @@ def death_notes(out_dir, runs):
     return lines
 
 
+def interrupt_lines(runs):
+    """Per configuration, clean runs and deaths apart: the test host's
+    interrupts per second of a run, per CPU (runs that recorded them)."""
+    groups = {}
+    for r in runs:
+        if r.get("host_irqs") and r.get("seconds"):
+            key = (r["config"], "clean" if r["outcome"] == "clean" else "died")
+            groups.setdefault(key, []).append(r)
+    lines = []
+    for (cfg, how), rs in sorted(groups.items()):
+        rows = []
+        for k in counters.HOST_IRQS + ("dev",):
+            per_cpu = [r["host_irqs"][k] for r in rs if k in r["host_irqs"]]
+            if len(per_cpu) != len(rs):
+                continue
+            rates = [sum(r["host_irqs"][k][i] / r["seconds"] for r in rs) / len(rs)
+                     for i in range(len(per_cpu[0]))]
+            rows.append("%s %s" % (k, "/".join("%.0f" % x for x in rates)))
+        lines.append("- %s, %s (n=%d): %s" % (cfg, how, len(rs), ", ".join(rows)))
+    return lines
+
+
 def analyse(out_dir):
     runs = plan.load_runs(out_dir)
     configs = sorted({r["config"] for r in runs})
@@ -206,6 +231,10 @@ def analyse(out_dir):
     notes = death_notes(out_dir, runs)
     if notes:
         out += "\nHow they ended (the host's kvm trace, registers at a stop):\n" + "\n".join(notes) + "\n"
+    irqs = interrupt_lines(runs)
+    if irqs:
+        out += ("\nThe test host's interrupts per second of a run (/proc/interrupts, "
+                "CPU 0/CPU 1/...):\n" + "\n".join(irqs) + "\n")
     ends = plan.load_testhost_ends(out_dir)
     if ends:
         lockups = sum(1 for e in ends if e["status"] == 124)

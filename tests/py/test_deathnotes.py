@@ -110,3 +110,75 @@ def test_a_silent_end_with_a_shutdown_in_the_trace_is_a_triple_fault(tmp_path, m
         log = str(tmp_path / ("n%d.log" % len(trace)))
         rec = deaths.one_run(cfg, "verify", {}, Args(), log, Recorder(trace))
         assert rec["outcome"] == outcome, trace
+
+
+PROC_INTERRUPTS = """           CPU0       CPU1
+  1:         10         20   IO-APIC   1-edge      i8042
+  3:          5          0   IO-APIC   3-edge      ttyS1
+ 24:        100         50   PCI-MSI 65536-edge      virtio0-config
+NMI:          0          0   Non-maskable interrupts
+LOC:       1000       2000   Local timer interrupts
+RES:         70         30   Rescheduling interrupts
+CAL:          1          2   Function call interrupts
+TLB:          0          4   TLB shootdowns
+ERR:          0
+MIS:          0
+"""
+
+
+def test_host_interrupts_are_ipis_timer_and_device_irqs_per_cpu(tmp_path):
+    from vmharness import counters
+
+    p = tmp_path / "interrupts"
+    p.write_text(PROC_INTERRUPTS)
+    got = counters.host_interrupts(str(p))
+    assert got == {"dev": [115, 70], "LOC": [1000, 2000], "RES": [70, 30],
+                   "CAL": [1, 2], "TLB": [0, 4]}
+    later = dict(got, RES=[75, 31], dev=[115, 90])
+    assert counters.interrupts_delta(got, later) == {
+        "dev": [0, 20], "LOC": [0, 0], "RES": [5, 1], "CAL": [0, 0], "TLB": [0, 0]}
+    assert counters.host_interrupts(str(tmp_path / "none")) == {}
+
+
+def test_each_run_records_the_host_interrupts_it_took(tmp_path, monkeypatch):
+    from vmharness import counters
+
+    class Recorder:
+        def clear(self):
+            pass
+
+        def save(self, path):
+            return False
+
+    class Args:
+        boot_timeout = 20
+    snaps = iter([{"RES": [1, 2], "dev": [0, 0]}, {"RES": [11, 5], "dev": [3, 0]}])
+    monkeypatch.setattr(counters, "host_interrupts", lambda: next(snaps))
+    monkeypatch.setattr(deaths, "guest_argv", lambda *a: ["sh", "-c", "echo booted"])
+    rec = deaths.one_run({"kind": "vmm", "name": "x", "opts": {}}, "verify", {}, Args(),
+                         str(tmp_path / "n.log"), Recorder())
+    assert rec["host_irqs"] == {"RES": [10, 3], "dev": [3, 0]}
+
+
+def test_the_report_gives_interrupts_per_second_for_clean_runs_and_deaths(tmp_path):
+    def run(config, outcome, seconds, res):
+        return {"config": config, "job": "seed-randread", "outcome": outcome, "round": 0,
+                "log": "/x/n.log", "seconds": seconds,
+                "host_irqs": {"RES": res, "CAL": [0, 0], "TLB": [0, 0], "LOC": [10, 10],
+                              "dev": [0, 0]}}
+    runs = [run("vmm", "clean", 10, [100, 20]), run("vmm", "clean", 20, [400, 0]),
+            run("vmm", "stall", 5, [50, 50]), run("qemu", "clean", 10, [10, 10])]
+    with open(tmp_path / "runs.jsonl", "w") as f:
+        for r in runs:
+            f.write(json.dumps(r) + "\n")
+    text = deaths.analyse(str(tmp_path))
+    assert "- vmm, clean (n=2): RES 15/1, CAL 0/0, TLB 0/0, LOC 1/1, dev 0/0" in text
+    assert "- vmm, died (n=1): RES 10/10," in text
+    assert "- qemu, clean (n=1): RES 1/1," in text
+    # runs recorded before the counts existed: no such section
+    for r in runs:
+        del r["host_irqs"]
+    with open(tmp_path / "runs.jsonl", "w") as f:
+        for r in runs:
+            f.write(json.dumps(r) + "\n")
+    assert "interrupts per second" not in deaths.analyse(str(tmp_path))
