@@ -187,11 +187,10 @@ def interrupt_lines(runs):
     for (cfg, how), rs in sorted(groups.items()):
         rows = []
         for k in counters.HOST_IRQS + ("dev",):
-            per_cpu = [r["host_irqs"][k] for r in rs if k in r["host_irqs"]]
-            if len(per_cpu) != len(rs):
+            if not all(k in r["host_irqs"] for r in rs):
                 continue
             rates = [sum(r["host_irqs"][k][i] / r["seconds"] for r in rs) / len(rs)
-                     for i in range(len(per_cpu[0]))]
+                     for i in range(len(rs[0]["host_irqs"][k]))]
             rows.append("%s %s" % (k, "/".join("%.0f" % x for x in rates)))
         lines.append("- %s, %s (n=%d): %s" % (cfg, how, len(rs), ", ".join(rows)))
     return lines

@@ -47,6 +47,7 @@ OUT=${TESTHOST_OUT:-$TBUILD/out}
 TIMEOUT=${TESTHOST_TIMEOUT:-1800}
 MEM=${TESTHOST_MEM:-6G}
 SMP=${TESTHOST_SMP:-2}
+ACCEL=${TESTHOST_ACCEL:-tcg,thread=multi}
 
 kernel=$("$here/mkinitramfs.sh")
 mkdir -p "$OUT"
@@ -100,10 +101,10 @@ trap 'cleanup; exit 130' INT TERM
 # softlockup_panic=1: under nested guests it has locked up for good (soft
 # lockup in kvm_ioapic_update_eoi) as well as panicked; a panic ends QEMU
 # (-no-reboot) at once, and callers boot it again for what is left.
-log "booting ($(basename "$kernel"), -accel ${TESTHOST_ACCEL:-tcg,thread=multi} -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
+log "booting ($(basename "$kernel"), -accel $ACCEL -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
 start=$(date +%s)
 timeout -k 10 "$TIMEOUT" "$QEMU" \
-	-accel "${TESTHOST_ACCEL:-tcg,thread=multi}" -cpu "${TESTHOST_CPU:-EPYC,+svm,+npt}" -smp "$SMP" -m "$MEM" \
+	-accel "$ACCEL" -cpu "${TESTHOST_CPU:-EPYC,+svm,+npt}" -smp "$SMP" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -initrd "$TBUILD/initramfs.img" \
 	-append "console=ttyS0 reboot=k panic=-1 softlockup_panic=1 ${TESTHOST_APPEND:-} th.dir=$OUT th.repo=$REPO" \
