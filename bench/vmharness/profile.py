@@ -66,16 +66,20 @@ JOBS = {
 
 def guest_argv(cfg, cmdline, disk, args):
     """The command line of one guest under CFG.  The configuration's
-    append= words go on the guest kernel's command line, and kernel=
-    (bzimage or vmlinux, ours only) overrides --kernel."""
+    append= words go on the guest kernel's command line, kernel=
+    (bzimage or vmlinux, ours only) overrides --kernel, and backend=ram
+    (ours only) makes the data disk a RAM disk of the file's size."""
     cmdline = " ".join(w for w in (cmdline, plan.guest_extra(cfg)) if w)
     kind = cfg["opts"].get("kernel", args.kernel)
     kernel = paths.BZIMAGE if kind == "bzimage" else paths.VMLINUX
     d = dict(disk)
     d["queues"] = int(cfg["opts"].get("queues", args.queues))
     if cfg["kind"] == "vmm":
+        if cfg["opts"].get("backend") == "ram":  # our RAM disk, the file's size
+            d.update(path="ram:%dM" % args.disk_mb, direct=False)
         d["opts"] = ["%s=%s" % (k, v) for k, v in cfg["opts"].items()
-                     if k not in ("queues", "bin", "jobs", "append", "kernel", "host_thp")]
+                     if k not in ("queues", "bin", "jobs", "append", "kernel", "host_thp",
+                                  "backend")]
         return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem,
                                  args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN))
     d["iothread"] = cfg["opts"].get("iothread", "on") == "on"

@@ -160,6 +160,19 @@ def test_append_reaches_the_guest_not_the_disk():
     assert not any("kernel=" in a for a in argv)
 
 
+def test_profile_backend_ram_gives_ours_a_ram_disk_of_the_files_size():
+    from types import SimpleNamespace
+    from vmharness import cmdlines, plan, profile
+    args = SimpleNamespace(kernel="bzimage", queues=2, mem=512, cpus=2, disk_mb=1024)
+    disk = {"path": "/x.img", "serial": "data", "direct": True}
+    line = cmdlines.guest_cmdline(fio="verify", disk_serial="data")
+    argv = profile.guest_argv(plan.parse_config("vmm:backend=ram,poll=8"), line, disk, args)
+    assert argv[argv.index("-d") + 1] == "ram:1024M,queues=2,serial=data,poll=8"
+    argv = profile.guest_argv(plan.parse_config("vmm"), line, disk, args)
+    assert argv[argv.index("-d") + 1] == "/x.img,direct,queues=2,serial=data"
+    assert disk["path"] == "/x.img"
+
+
 def test_deaths_counts_test_host_ends(tmp_path):
     from vmharness import cli, deaths, plan
     out = str(tmp_path)
