@@ -148,24 +148,70 @@ class GuestRun:
             threading.Thread(target=self._stop, args=(proc,)).start()
 
 
+# The guest's /proc/interrupts lines that moved between two copies, one
+# line each: the row's name (a numbered IRQ by its handler's name, the
+# last word) and the count added on each CPU.
+IRQ_DELTA_AWK = (
+    "NR == FNR { if (FNR == 1) n = NF; else for (i = 2; i <= n + 1; i++) a[$1, i] = $i; next }"
+    " FNR > 1 { s = \"\"; moved = 0;"
+    " for (i = 2; i <= n + 1; i++) { d = $i - a[$1, i]; s = s \" \" d; if (d) moved = 1 }"
+    " if (moved) print ($1 ~ /^[0-9]+:$/ ? $NF : $1) s }")
+
+IRQS_BEGIN = re.compile(r"^=== GUEST-IRQS BEGIN (\S+) ===$")
+IRQS_END = re.compile(r"^=== GUEST-IRQS END (\S+) ===$")
+
+
 def fio_script(name, fio_args):
     """A guest script: PHASE markers around one fio run on $FIO_DISK, its
     JSON between FIO-JSON markers afterwards (outside the phase: the UART
-    is slow).  guest/init drains the UART (ttydrain) before it powers
-    off, so the JSON's tail is not lost."""
+    is slow), then the guest's interrupts during the phase per CPU
+    (guest_irqs).  guest/init drains the UART (ttydrain) before it
+    powers off, so the tail is not lost."""
     args = " ".join(fio_args)
     return (
         'cd /tmp\n'
+        'cat /proc/interrupts >/tmp/irq0\n'
         'echo "=== PHASE BEGIN %(n)s ==="\n'
         'fio --eta=never --output-format=json --output=/tmp/fio.json '
         '--filename=$FIO_DISK %(a)s 2>/tmp/fio.err\n'
         'rc=$?\n'
         'echo "=== PHASE END %(n)s rc=$rc ==="\n'
+        'cat /proc/interrupts >/tmp/irq1\n'
         'head -c 2000 /tmp/fio.err\n'
         'echo "=== FIO-JSON BEGIN %(n)s ==="\n'
         "sed -n '/^{/,$ { s/^ *//; p; }' /tmp/fio.json\n"
         'echo "=== FIO-JSON END %(n)s rc=$rc ==="\n'
-    ) % {"n": name, "a": args}
+        'echo "=== GUEST-IRQS BEGIN %(n)s ==="\n'
+        "awk '%(awk)s' /tmp/irq0 /tmp/irq1\n"
+        'echo "=== GUEST-IRQS END %(n)s ==="\n'
+    ) % {"n": name, "a": args, "awk": IRQ_DELTA_AWK}
+
+
+def guest_irqs(lines, name):
+    """{row: [count per CPU]} from fio_script's GUEST-IRQS block for NAME;
+    None if there is none (a run that died, or an older log).  Numbered
+    IRQs are named by their handler with the device's number dropped
+    (virtio1-req.0 -> virtio-req.0): the same disk is virtio0 under one
+    VMM and virtio1 under another."""
+    out, inside = None, False
+    for line in lines:
+        m = IRQS_BEGIN.match(line)
+        if m and m.group(1) == name:
+            out, inside = {}, True
+            continue
+        if inside and IRQS_END.match(line):
+            return out
+        if inside:
+            words = line.split()
+            try:
+                counts = [int(w) for w in words[1:]]
+            except ValueError:
+                continue  # not one of ours (a kernel message in between)
+            if words and counts:
+                key = re.sub(r"^virtio\d+-", "virtio-", words[0].rstrip(":"))
+                prev = out.get(key, [0] * len(counts))
+                out[key] = [a + b for a, b in zip(prev, counts)]
+    return None
 
 
 # How a guest dies in the test host through no fault of the device under

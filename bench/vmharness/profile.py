@@ -132,6 +132,9 @@ def one_run(cfg, job, disk, args, log_path):
         rec["counters"] = snap["d"]
         if cfg["kind"] == "vmm":
             rec["device_latency_us"] = device_latency(stats_path)
+        irqs = guestrun.guest_irqs(g.lines, job)
+        if irqs is not None:
+            rec["guest_irqs"] = irqs
     return rec
 
 
@@ -178,6 +181,10 @@ def per_request(rec):
         out["exit:" + reason] = n / ios
     for stage, v in (rec.get("device_latency_us") or {}).items():
         out["device_us:" + stage] = v
+    # The guest's own count, all CPUs: which interrupts it took (timer,
+    # IPIs, each queue's vector), where the host's counters say how many.
+    for name, per_cpu in (rec.get("guest_irqs") or {}).items():
+        out["guest_irq:" + name] = sum(per_cpu) / ios
     for kind, t in c["threads"].items():
         out["cpu_us:" + kind] = t["run_ns"] / 1e3 / ios
         out["wait_us:" + kind] = t["wait_ns"] / 1e3 / ios

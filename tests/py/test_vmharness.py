@@ -60,6 +60,51 @@ def test_fio_json_between_markers():
     assert bad["y"] == (1, None)
 
 
+IRQ0 = """           CPU0       CPU1
+  0:         36          0   IO-APIC   2-edge      timer
+ 25:        100         50  PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0
+ 26:         10        200  PCI-MSIX-0000:00:02.0   2-edge      virtio1-req.1
+NMI:          0          0   Non-maskable interrupts
+LOC:       5000       6000   Local timer interrupts
+RES:         30         40   Rescheduling interrupts
+ERR:          0
+"""
+
+
+def test_guest_interrupts_during_the_phase_per_cpu(tmp_path):
+    """fio_script's awk (run here by the host's awk; the guest's is
+    busybox) prints the rows that moved; guest_irqs reads them back."""
+    import subprocess
+    irq1 = (IRQ0.replace("100         50", "160         50")
+            .replace("10        200", "10        207")
+            .replace("6000", "6500").replace("30         40", "33         40"))
+    (tmp_path / "irq0").write_text(IRQ0)
+    (tmp_path / "irq1").write_text(irq1)
+    out = subprocess.run(["awk", guestrun.IRQ_DELTA_AWK, "irq0", "irq1"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out == ["virtio1-req.0 60 0", "virtio1-req.1 0 7", "LOC: 0 500", "RES: 3 0"]
+    lines = (["=== GUEST-IRQS BEGIN other ===", "LOC: 9 9", "=== GUEST-IRQS END other ===",
+              "=== GUEST-IRQS BEGIN j ==="] + out[:2] + ["[ 12.3] a kernel line"] + out[2:] +
+             ["virtio2-req.0 1 1", "=== GUEST-IRQS END j ==="])
+    assert guestrun.guest_irqs(lines, "j") == {
+        "virtio-req.0": [61, 1], "virtio-req.1": [0, 7], "LOC": [0, 500], "RES": [3, 0]}
+    assert guestrun.guest_irqs(lines[:4], "j") is None  # no end: the guest died
+    assert guestrun.guest_irqs(["=== FIO-JSON END j rc=0 ==="], "j") is None
+    script = guestrun.fio_script("j", ["--rw=read"])
+    assert script.index("/tmp/irq0") < script.index("PHASE BEGIN") < script.index("fio --")
+    assert script.index("PHASE END") < script.index("/tmp/irq1") < script.index("GUEST-IRQS BEGIN j")
+
+
+def test_profile_gives_the_guests_interrupts_per_request():
+    rec = {"fio": {"ios": 100, "iops": 20.0, "lat_mean_us": 1.0},
+           "counters": {"kvm": {}, "exit_reasons": {}, "threads": {}},
+           "guest_irqs": {"LOC": [30, 20], "virtio-req.0": [10, 0]}}
+    row = profile.per_request(rec)
+    assert row["guest_irq:LOC"] == 0.5 and row["guest_irq:virtio-req.0"] == 0.1
+    del rec["guest_irqs"]
+    assert not any(k.startswith("guest_irq:") for k in profile.per_request(rec))
+
+
 def test_death_classification():
     assert guestrun.classify(["ok"], 0, False) == "clean"
     assert guestrun.classify(["rcu: INFO: rcu_preempt detected stalls"], 0, False) == "stall"
