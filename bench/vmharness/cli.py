@@ -31,6 +31,10 @@ from . import boot, cpuid, deaths, mainjob, paths, plan, profile, pytestrun, tes
 
 COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest")
 
+# A scenario's test-host boot may run a whole plan (100 deaths runs: about
+# 40 minutes); the test host's own default limit is 30.
+SCENARIO_BOOT_LIMIT_S = 6 * 3600
+
 
 def boot_finished(out_dir, rc):
     """run_with_reboots' test: a boot that ended early is written down
@@ -215,9 +219,13 @@ def main(argv):
         print("vmbench: in the test host (this KVM is too slow for Linux), seed %d, out %s"
               % (args.seed, args.out), flush=True)
         # A test host that dies or locks up is booted again for what is
-        # left (the plan skips runs already recorded).
+        # left (the plan skips runs already recorded).  No time limit
+        # that a long plan reaches: the stall detector stops a boot that
+        # locked up, and a boot ended at its limit would be counted as a
+        # lock-up (status 124 either way).
         testhost.run_with_reboots(lambda: testhost.python_argv(argv), args.out,
-                                  lambda rc: boot_finished(args.out, rc))
+                                  lambda rc: boot_finished(args.out, rc),
+                                  timeout_s=SCENARIO_BOOT_LIMIT_S)
     sys.stdout.write(scenario.analyse(args.out))
     return 0
 

@@ -295,3 +295,19 @@ def test_flight_recorder_without_tracefs_does_nothing(tmp_path):
     assert not rec.save(str(tmp_path / "x"))
     assert not os.path.exists(str(tmp_path / "x"))
     rec.stop()
+
+
+def test_a_scenarios_test_host_boot_has_no_limit_a_long_plan_reaches(tmp_path, monkeypatch):
+    """A boot that ends at its time limit returns 124 like a lock-up and
+    would be counted as one: 100 deaths runs (about 40 minutes) must fit."""
+    from vmharness import cli, testhost
+    seen = {}
+
+    def fake_reboots(next_argv, out_dir, finished, **kw):
+        seen.update(kw)
+        return 0, 1
+    monkeypatch.setattr(testhost, "run_with_reboots", fake_reboots)
+    monkeypatch.setattr(testhost, "kvm_is_fast", lambda: False)
+    monkeypatch.setattr(cli, "write_meta", lambda args: None)
+    assert cli.main(["deaths", "-n", "25", "--out", str(tmp_path), "--seed", "1"]) == 0
+    assert seen["timeout_s"] >= 3 * 3600
