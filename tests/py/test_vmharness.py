@@ -105,6 +105,17 @@ def test_profile_gives_the_guests_interrupts_per_request():
     assert not any(k.startswith("guest_irq:") for k in profile.per_request(rec))
 
 
+def test_profile_table_counts_a_guest_interrupt_row_that_did_not_move_as_0():
+    def run(cfg, irqs):
+        return {"config": cfg, "job": "j", "fio": {"ios": 10, "iops": 1.0, "lat_mean_us": 1.0},
+                "counters": {"kvm": {}, "exit_reasons": {}, "threads": {}}, "guest_irqs": irqs}
+    runs = [run("vmm", {"virtio-req.0": [4, 0], "virtio-req.1": [0, 2]}),
+            run("vmm", {"virtio-req.0": [6, 0]}), run("qemu", {"LOC": [1, 1]})]
+    rows = {l.split(" | ")[0]: l for l in profile.table(runs, ["qemu", "vmm"], "j").splitlines()}
+    assert rows["| guest_irq:virtio-req.1"] == "| guest_irq:virtio-req.1 | 0.000 | 0.100 |"
+    assert rows["| guest_irq:virtio-req.0"] == "| guest_irq:virtio-req.0 | 0.000 | 0.500 |"
+
+
 def test_death_classification():
     assert guestrun.classify(["ok"], 0, False) == "clean"
     assert guestrun.classify(["rcu: INFO: rcu_preempt detected stalls"], 0, False) == "stall"
