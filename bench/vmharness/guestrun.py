@@ -192,7 +192,8 @@ def guest_irqs(lines, name):
     None if there is none (a run that died, or an older log).  Numbered
     IRQs are named by their handler with the device's number dropped
     (virtio1-req.0 -> virtio-req.0): the same disk is virtio0 under one
-    VMM and virtio1 under another."""
+    VMM and virtio1 under another; rows that then share a name (two
+    disks' queue 0) are summed."""
     out, inside = None, False
     for line in lines:
         m = IRQS_BEGIN.match(line)
@@ -207,7 +208,7 @@ def guest_irqs(lines, name):
                 counts = [int(w) for w in words[1:]]
             except ValueError:
                 continue  # not one of ours (a kernel message in between)
-            if words and counts:
+            if counts:
                 key = re.sub(r"^virtio\d+-", "virtio-", words[0].rstrip(":"))
                 prev = out.get(key, [0] * len(counts))
                 out[key] = [a + b for a, b in zip(prev, counts)]
