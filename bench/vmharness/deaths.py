@@ -18,7 +18,7 @@ import tempfile
 import time
 
 from . import cmdlines, counters, fiojson, guestrun, kvmtrace, plan, qemumon
-from .stats import fisher_two_sided, wilson
+from .stats import binom_two_sided, fisher_two_sided, wilson
 from .profile import JOBS, guest_argv
 
 # verify is guest/jobs/verify.fio; the others are profile's jobs (the seed
@@ -86,9 +86,12 @@ def one_run(cfg, job, disk, args, log_path, recorder):
         how = kvmtrace.describe(log_path + ".kvmtrace") or ""
         if outcome == "no-result" and how.startswith("triple fault"):
             outcome = "triple-fault"
-    return {"config": cfg["name"], "job": job, "outcome": outcome,
-            "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path,
-            "host_irqs": irqs}
+    rec = {"config": cfg["name"], "job": job, "outcome": outcome,
+           "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path,
+           "host_irqs": irqs}
+    if outcome == "clean":
+        rec["ios"] = fiojson.summary(res[1])["ios"]  # the run's work
+    return rec
 
 
 def run_plan(args):
@@ -196,6 +199,37 @@ def interrupt_lines(runs):
     return lines
 
 
+def per_request(runs, c1, c2):
+    """Deaths of C1 and C2 per million requests, and the exact test of
+    "the same deaths per request": given both configurations' deaths,
+    C1's share of them is binomial with C1's share of the requests.  A
+    configuration's requests are, per job, its runs times the mean
+    requests (fio's I/Os) of its clean runs of that job.  One line, or
+    None where some job of theirs has no clean run with a count (a job
+    that always died, or runs recorded before the count existed)."""
+    expo, dead, runs_of = {}, {}, {}
+    for c in (c1, c2):
+        rs = [r for r in runs if r["config"] == c]
+        expo[c] = 0.0
+        for j in {r["job"] for r in rs}:
+            rj = [r for r in rs if r["job"] == j]
+            ios = [r["ios"] for r in rj if r["outcome"] == "clean" and "ios" in r]
+            if not ios:
+                return None
+            expo[c] += len(rj) * sum(ios) / len(ios)
+        dead[c] = sum(1 for r in rs if r["outcome"] != "clean")
+        runs_of[c] = len(rs)
+    d = dead[c1] + dead[c2]
+    p = binom_two_sided(dead[c1], d, expo[c1] / (expo[c1] + expo[c2])) if d else 1.0
+    work = (expo[c2] / runs_of[c2]) / (expo[c1] / runs_of[c1])
+    return ("Per request: %s %.2f deaths per million requests (%d in %.2fM), %s %.2f "
+            "(%d in %.2fM; %.2fx %s's requests per run); exact test of the same rate "
+            "per request p = %.3f (%s)" % (
+                c1, 1e6 * dead[c1] / expo[c1], dead[c1], expo[c1] / 1e6,
+                c2, 1e6 * dead[c2] / expo[c2], dead[c2], expo[c2] / 1e6, work, c1,
+                p, "significant" if p < 0.05 else "not significant"))
+
+
 def analyse(out_dir):
     runs = plan.load_runs(out_dir)
     configs = sorted({r["config"] for r in runs})
@@ -227,6 +261,9 @@ def analyse(out_dir):
         out += ("\nAll jobs: %s %d/%d deaths, %s %d/%d; Fisher's exact test p = %.3f (%s)\n"
                 % (c1, d1, n1, c2, d2, n2, p,
                    "significant" if p < 0.05 else "not significant"))
+        line = per_request(runs, c1, c2)
+        if line:
+            out += line + "\n"
     notes = death_notes(out_dir, runs)
     if notes:
         out += "\nHow they ended (the host's kvm trace, registers at a stop):\n" + "\n".join(notes) + "\n"

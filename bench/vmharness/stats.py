@@ -155,3 +155,12 @@ def fisher_two_sided(a, b, c, d):
     p0 = prob(a)
     lo, hi = max(0, m1 - n2), min(n1, m1)
     return min(1.0, sum(prob(x) for x in range(lo, hi + 1) if prob(x) <= p0 * (1 + 1e-9)))
+
+
+def binom_two_sided(k, n, p):
+    """p-value of the exact two-sided binomial test of k successes in n
+    trials of probability p (outcomes no likelier than k's summed)."""
+    def prob(x):
+        return math.comb(n, x) * p ** x * (1 - p) ** (n - x)
+    pk = prob(k)
+    return min(1.0, sum(prob(x) for x in range(n + 1) if prob(x) <= pk * (1 + 1e-9)))

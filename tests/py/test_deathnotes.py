@@ -5,7 +5,7 @@ tracefs, our VMM's -v and QEMU's monitor write them."""
 import json
 import os
 
-from vmharness import deaths, kvmtrace
+from vmharness import counters, deaths, kvmtrace, stats
 
 EXIT = ("{comm}-{pid} [{cpu:03d}] {flags} {ts:.6f}: kvm_exit: vcpu {vcpu} reason {reason} "
         "rip {rip} info1 {info1} info2 {info2} intr_info {intr} error_code 0x00000000\n")
@@ -127,8 +127,6 @@ MIS:          0
 
 
 def test_host_interrupts_are_ipis_timer_and_device_irqs_per_cpu(tmp_path):
-    from vmharness import counters
-
     p = tmp_path / "interrupts"
     p.write_text(PROC_INTERRUPTS)
     got = counters.host_interrupts(str(p))
@@ -141,8 +139,6 @@ def test_host_interrupts_are_ipis_timer_and_device_irqs_per_cpu(tmp_path):
 
 
 def test_each_run_records_the_host_interrupts_it_took(tmp_path, monkeypatch):
-    from vmharness import counters
-
     class Recorder:
         def clear(self):
             pass
@@ -182,3 +178,54 @@ def test_the_report_gives_interrupts_per_second_for_clean_runs_and_deaths(tmp_pa
         for r in runs:
             f.write(json.dumps(r) + "\n")
     assert "interrupts per second" not in deaths.analyse(str(tmp_path))
+
+
+def test_a_clean_run_records_its_requests(tmp_path, monkeypatch):
+    class Recorder:
+        def clear(self):
+            pass
+
+        def save(self, path):
+            return False
+
+    class Args:
+        boot_timeout = 20
+    fio = {"jobs": [{"read": {"total_ios": 1200, "iops": 100.0}, "write": {}},
+                    {"read": {"total_ios": 34, "iops": 3.0}, "write": {}}]}
+    console = "=== FIO-JSON BEGIN verify ===\n%s\n=== FIO-JSON END verify rc=0 ===" % json.dumps(fio)
+    monkeypatch.setattr(counters, "host_interrupts", lambda: {})
+    monkeypatch.setattr(deaths, "guest_argv",
+                        lambda *a: ["sh", "-c", "cat <<'X'\n%s\nX" % console])
+    rec = deaths.one_run({"kind": "vmm", "name": "x", "opts": {}}, "verify", {}, Args(),
+                         str(tmp_path / "n.log"), Recorder())
+    assert rec["outcome"] == "clean"
+    assert rec["ios"] == 1234
+
+
+def test_deaths_per_request_weigh_each_configurations_work(tmp_path):
+    def run(config, job, outcome, ios=None):
+        r = {"config": config, "job": job, "outcome": outcome, "round": 0,
+             "log": "/x/n.log", "seconds": 10}
+        if ios is not None:
+            r["ios"] = ios
+        return r
+    # a: 10 runs of 1000 requests (and 10 of another job, 3000), 2 deaths;
+    # b: 10 runs of 2000 and 10 of 3000, 6 deaths.
+    runs = ([run("a", "j1", "clean", 1000)] * 9 + [run("a", "j1", "stall")] +
+            [run("a", "j2", "clean", 3000)] * 9 + [run("a", "j2", "stall")] +
+            [run("b", "j1", "clean", 2000)] * 7 + [run("b", "j1", "triple-fault")] * 3 +
+            [run("b", "j2", "clean", 3000)] * 7 + [run("b", "j2", "hang")] * 3)
+    line = deaths.per_request(runs, "a", "b")
+    # a: 10 * 1000 + 10 * 3000 = 40,000 requests; b: 20,000 + 30,000 = 50,000.
+    assert "a 50.00 deaths per million requests (2 in 0.04M)" in line
+    assert "b 120.00 (6 in 0.05M; 1.25x a's requests per run)" in line
+    p = stats.binom_two_sided(2, 8, 40000 / 90000)
+    assert "p = %.3f" % p in line
+    with open(tmp_path / "runs.jsonl", "w") as f:
+        for r in runs:
+            f.write(json.dumps(r) + "\n")
+    assert line in deaths.analyse(str(tmp_path))
+    # runs recorded before the count existed: no such line
+    for r in runs:
+        r.pop("ios", None)
+    assert deaths.per_request(runs, "a", "b") is None

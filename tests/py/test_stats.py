@@ -73,3 +73,15 @@ def test_mean_interval_stays_above_zero():
     # a zero in the sample: the plain interval, cut at 0
     n, m, sd, (lo, hi) = stats.mean_interval([0.0, 1.0, 100.0])
     assert lo == 0.0 and hi > m
+
+
+def test_binom_two_sided_known_values():
+    # 2 of 10 at 1/2: P(X <= 2) = 56/1024, twice (symmetric).
+    assert abs(stats.binom_two_sided(2, 10, 0.5) - 0.109375) < 1e-9
+    assert abs(stats.binom_two_sided(5, 10, 0.5) - 1.0) < 1e-9
+    assert abs(stats.binom_two_sided(0, 5, 0.5) - 0.0625) < 1e-9
+    assert stats.binom_two_sided(10, 10, 0.5) < 0.002
+    # Asymmetric: 2 of 3 at 0.2: P(2) = 0.096 and P(3) = 0.008 are the
+    # outcomes no likelier than 2; P(0) = 0.512 and P(1) = 0.384 are not.
+    assert abs(stats.binom_two_sided(2, 3, 0.2) - 0.104) < 1e-9
+    assert abs(stats.binom_two_sided(0, 3, 0.2) - 1.0) < 1e-9
