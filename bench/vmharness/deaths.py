@@ -68,9 +68,15 @@ def one_run(cfg, job, disk, args, log_path, recorder):
             before_stop = lambda proc: qemumon.save_registers(sock, log_path + ".regs")
         recorder.clear()
         irqs0 = counters.host_interrupts()
+        kvm = {}
+
+        def on_phase(name, edge, proc):
+            # the host KVM's counts of the guest's fio phase (exits,
+            # interrupts injected): its work as the emulator sees it
+            kvm[edge] = counters.kvm_stats(proc.pid)
         with host_thp(cfg["opts"].get("host_thp")):
             g = guestrun.GuestRun(argv, timeout=args.boot_timeout, log_path=log_path,
-                                  before_stop=before_stop).run()
+                                  before_stop=before_stop, on_phase=on_phase).run()
         irqs = counters.interrupts_delta(irqs0, counters.host_interrupts())
     res = fiojson.extract(g.lines).get(job)
     outcome = g.outcome
@@ -91,6 +97,8 @@ def one_run(cfg, job, disk, args, log_path, recorder):
            "host_irqs": irqs}
     if outcome == "clean":
         rec["ios"] = fiojson.summary(res[1])["ios"]  # the run's work
+        if kvm.get("begin") and kvm.get("end"):
+            rec["kvm"] = counters.delta(kvm["begin"], kvm["end"])
     return rec
 
 
@@ -199,35 +207,45 @@ def interrupt_lines(runs):
     return lines
 
 
-def per_request(runs, c1, c2):
-    """Deaths of C1 and C2 per million requests, and the exact test of
-    "the same deaths per request": given both configurations' deaths,
-    C1's share of them is binomial with C1's share of the requests.  A
-    configuration's requests are, per job, its runs times the mean
-    requests (fio's I/Os) of its clean runs of that job.  One line, or
-    None where some job of theirs has no clean run with a count (a job
-    that always died, or runs recorded before the count existed)."""
+# What a clean run's work is counted in, for deaths per unit of work: the
+# requests fio completed, and the interrupts the host's KVM injected into
+# the guest during the fio phase (the triple faults so far happened while
+# the emulated CPU delivered an interrupt or exception to the guest).
+WORK = (("request", "requests", lambda r: r.get("ios")),
+        ("interrupt injected", "injections",
+         lambda r: r.get("kvm", {}).get("irq_injections")))
+
+
+def per_work(runs, c1, c2, unit, plural, count):
+    """Deaths of C1 and C2 per million units of work, and the exact test
+    of "the same deaths per unit": given both configurations' deaths,
+    C1's share of them is binomial with C1's share of the work.  A
+    configuration's work is, per job, its runs times the mean work
+    (COUNT(run)) of its clean runs of that job.  One line, or None where
+    some job of theirs has no clean run with a count (a job that always
+    died, or runs recorded before the count existed)."""
     expo, dead, runs_of = {}, {}, {}
     for c in (c1, c2):
         rs = [r for r in runs if r["config"] == c]
         expo[c] = 0.0
         for j in {r["job"] for r in rs}:
             rj = [r for r in rs if r["job"] == j]
-            ios = [r["ios"] for r in rj if r["outcome"] == "clean" and "ios" in r]
-            if not ios:
+            work = [count(r) for r in rj if r["outcome"] == "clean"]
+            work = [w for w in work if w is not None]
+            if not work or not sum(work):
                 return None
-            expo[c] += len(rj) * sum(ios) / len(ios)
+            expo[c] += len(rj) * sum(work) / len(work)
         dead[c] = sum(1 for r in rs if r["outcome"] != "clean")
         runs_of[c] = len(rs)
     d = dead[c1] + dead[c2]
     p = binom_two_sided(dead[c1], d, expo[c1] / (expo[c1] + expo[c2])) if d else 1.0
-    work = (expo[c2] / runs_of[c2]) / (expo[c1] / runs_of[c1])
-    return ("Per request: %s %.2f deaths per million requests (%d in %.2fM), %s %.2f "
-            "(%d in %.2fM; %.2fx %s's requests per run); exact test of the same rate "
-            "per request p = %.3f (%s)" % (
-                c1, 1e6 * dead[c1] / expo[c1], dead[c1], expo[c1] / 1e6,
-                c2, 1e6 * dead[c2] / expo[c2], dead[c2], expo[c2] / 1e6, work, c1,
-                p, "significant" if p < 0.05 else "not significant"))
+    ratio = (expo[c2] / runs_of[c2]) / (expo[c1] / runs_of[c1])
+    return ("Per %s: %s %.2f deaths per million %s (%d in %.2fM), %s %.2f "
+            "(%d in %.2fM; %.2fx %s's %s per run); exact test of the same rate "
+            "per %s p = %.3f (%s)" % (
+                unit, c1, 1e6 * dead[c1] / expo[c1], plural, dead[c1], expo[c1] / 1e6,
+                c2, 1e6 * dead[c2] / expo[c2], dead[c2], expo[c2] / 1e6, ratio, c1,
+                plural, unit, p, "significant" if p < 0.05 else "not significant"))
 
 
 def analyse(out_dir):
@@ -261,9 +279,10 @@ def analyse(out_dir):
         out += ("\nAll jobs: %s %d/%d deaths, %s %d/%d; Fisher's exact test p = %.3f (%s)\n"
                 % (c1, d1, n1, c2, d2, n2, p,
                    "significant" if p < 0.05 else "not significant"))
-        line = per_request(runs, c1, c2)
-        if line:
-            out += line + "\n"
+        for unit, plural, count in WORK:
+            line = per_work(runs, c1, c2, unit, plural, count)
+            if line:
+                out += line + "\n"
     notes = death_notes(out_dir, runs)
     if notes:
         out += "\nHow they ended (the host's kvm trace, registers at a stop):\n" + "\n".join(notes) + "\n"

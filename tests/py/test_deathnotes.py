@@ -180,7 +180,7 @@ def test_the_report_gives_interrupts_per_second_for_clean_runs_and_deaths(tmp_pa
     assert "interrupts per second" not in deaths.analyse(str(tmp_path))
 
 
-def test_a_clean_run_records_its_requests(tmp_path, monkeypatch):
+def test_a_clean_run_records_its_requests_and_the_phases_kvm_counts(tmp_path, monkeypatch):
     class Recorder:
         def clear(self):
             pass
@@ -192,40 +192,58 @@ def test_a_clean_run_records_its_requests(tmp_path, monkeypatch):
         boot_timeout = 20
     fio = {"jobs": [{"read": {"total_ios": 1200, "iops": 100.0}, "write": {}},
                     {"read": {"total_ios": 34, "iops": 3.0}, "write": {}}]}
-    console = "=== FIO-JSON BEGIN verify ===\n%s\n=== FIO-JSON END verify rc=0 ===" % json.dumps(fio)
+    console = ("=== PHASE BEGIN verify ===\n=== PHASE END verify rc=0 ===\n"
+               "=== FIO-JSON BEGIN verify ===\n%s\n=== FIO-JSON END verify rc=0 ===\n"
+               % json.dumps(fio))
+    stats = iter([{"irq_injections": 100, "exits": 1000},
+                  {"irq_injections": 130, "exits": 1500}])
     monkeypatch.setattr(counters, "host_interrupts", lambda: {})
+    monkeypatch.setattr(counters, "kvm_stats", lambda pid: next(stats))
     monkeypatch.setattr(deaths, "guest_argv",
-                        lambda *a: ["sh", "-c", "cat <<'X'\n%s\nX" % console])
+                        lambda *a: ["sh", "-c", "cat <<'X'\n%sX\nsleep 0.2" % console])
     rec = deaths.one_run({"kind": "vmm", "name": "x", "opts": {}}, "verify", {}, Args(),
                          str(tmp_path / "n.log"), Recorder())
     assert rec["outcome"] == "clean"
     assert rec["ios"] == 1234
+    assert rec["kvm"] == {"irq_injections": 30, "exits": 500}
+
+
+def run_of(config, job, outcome, ios=None, inj=None):
+    r = {"config": config, "job": job, "outcome": outcome, "round": 0,
+         "log": "/x/n.log", "seconds": 10}
+    if ios is not None:
+        r["ios"] = ios
+    if inj is not None:
+        r["kvm"] = {"irq_injections": inj}
+    return r
 
 
 def test_deaths_per_request_weigh_each_configurations_work(tmp_path):
-    def run(config, job, outcome, ios=None):
-        r = {"config": config, "job": job, "outcome": outcome, "round": 0,
-             "log": "/x/n.log", "seconds": 10}
-        if ios is not None:
-            r["ios"] = ios
-        return r
     # a: 10 runs of 1000 requests (and 10 of another job, 3000), 2 deaths;
     # b: 10 runs of 2000 and 10 of 3000, 6 deaths.
-    runs = ([run("a", "j1", "clean", 1000)] * 9 + [run("a", "j1", "stall")] +
-            [run("a", "j2", "clean", 3000)] * 9 + [run("a", "j2", "stall")] +
-            [run("b", "j1", "clean", 2000)] * 7 + [run("b", "j1", "triple-fault")] * 3 +
-            [run("b", "j2", "clean", 3000)] * 7 + [run("b", "j2", "hang")] * 3)
-    line = deaths.per_request(runs, "a", "b")
+    runs = ([run_of("a", "j1", "clean", 1000, 10)] * 9 + [run_of("a", "j1", "stall")] +
+            [run_of("a", "j2", "clean", 3000, 10)] * 9 + [run_of("a", "j2", "stall")] +
+            [run_of("b", "j1", "clean", 2000, 40)] * 7 + [run_of("b", "j1", "triple-fault")] * 3 +
+            [run_of("b", "j2", "clean", 3000, 40)] * 7 + [run_of("b", "j2", "hang")] * 3)
+    line = deaths.per_work(runs, "a", "b", *deaths.WORK[0])
     # a: 10 * 1000 + 10 * 3000 = 40,000 requests; b: 20,000 + 30,000 = 50,000.
-    assert "a 50.00 deaths per million requests (2 in 0.04M)" in line
+    assert line.startswith("Per request: a 50.00 deaths per million requests (2 in 0.04M)")
     assert "b 120.00 (6 in 0.05M; 1.25x a's requests per run)" in line
     p = stats.binom_two_sided(2, 8, 40000 / 90000)
-    assert "p = %.3f" % p in line
+    assert "per request p = %.3f" % p in line
+    # the same runs by interrupts injected: a 200, b 800
+    inj = deaths.per_work(runs, "a", "b", *deaths.WORK[1])
+    assert inj.startswith("Per interrupt injected: a 10000.00 deaths per million injections")
+    assert "(6 in 0.00M; 4.00x a's injections per run)" in inj
+    assert "p = %.3f" % stats.binom_two_sided(2, 8, 0.2) in inj
     with open(tmp_path / "runs.jsonl", "w") as f:
         for r in runs:
             f.write(json.dumps(r) + "\n")
-    assert line in deaths.analyse(str(tmp_path))
-    # runs recorded before the count existed: no such line
+    text = deaths.analyse(str(tmp_path))
+    assert line in text and inj in text
+    # runs recorded before the counts existed: no such lines
     for r in runs:
         r.pop("ios", None)
-    assert deaths.per_request(runs, "a", "b") is None
+        r.pop("kvm", None)
+    assert deaths.per_work(runs, "a", "b", *deaths.WORK[0]) is None
+    assert deaths.per_work(runs, "a", "b", *deaths.WORK[1]) is None
