@@ -7,6 +7,20 @@ import os
 
 from vmharness import counters, deaths, kvmtrace, stats
 
+class NoTrace:
+    """A flight recorder with nothing to save (a run that ends clean)."""
+
+    def clear(self):
+        pass
+
+    def save(self, path):
+        return False
+
+
+class Args:
+    boot_timeout = 20
+
+
 EXIT = ("{comm}-{pid} [{cpu:03d}] {flags} {ts:.6f}: kvm_exit: vcpu {vcpu} reason {reason} "
         "rip {rip} info1 {info1} info2 {info2} intr_info {intr} error_code 0x00000000\n")
 
@@ -100,8 +114,6 @@ def test_a_silent_end_with_a_shutdown_in_the_trace_is_a_triple_fault(tmp_path, m
                 f.write(self.trace)
             return True
 
-    class Args:
-        boot_timeout = 20
     monkeypatch.setattr(deaths, "guest_argv", lambda *a: ["sh", "-c", "echo booted"])
     cfg = {"kind": "vmm", "name": "x", "opts": {}}
     down = exit_line(reason="shutdown", intr="0x80000b0e")
@@ -139,20 +151,11 @@ def test_host_interrupts_are_ipis_timer_and_device_irqs_per_cpu(tmp_path):
 
 
 def test_each_run_records_the_host_interrupts_it_took(tmp_path, monkeypatch):
-    class Recorder:
-        def clear(self):
-            pass
-
-        def save(self, path):
-            return False
-
-    class Args:
-        boot_timeout = 20
     snaps = iter([{"RES": [1, 2], "dev": [0, 0]}, {"RES": [11, 5], "dev": [3, 0]}])
     monkeypatch.setattr(counters, "host_interrupts", lambda: next(snaps))
     monkeypatch.setattr(deaths, "guest_argv", lambda *a: ["sh", "-c", "echo booted"])
     rec = deaths.one_run({"kind": "vmm", "name": "x", "opts": {}}, "verify", {}, Args(),
-                         str(tmp_path / "n.log"), Recorder())
+                         str(tmp_path / "n.log"), NoTrace())
     assert rec["host_irqs"] == {"RES": [10, 3], "dev": [3, 0]}
 
 
@@ -181,15 +184,6 @@ def test_the_report_gives_interrupts_per_second_for_clean_runs_and_deaths(tmp_pa
 
 
 def test_a_clean_run_records_its_requests_and_the_phases_kvm_counts(tmp_path, monkeypatch):
-    class Recorder:
-        def clear(self):
-            pass
-
-        def save(self, path):
-            return False
-
-    class Args:
-        boot_timeout = 20
     fio = {"jobs": [{"read": {"total_ios": 1200, "iops": 100.0}, "write": {}},
                     {"read": {"total_ios": 34, "iops": 3.0}, "write": {}}]}
     console = ("=== PHASE BEGIN verify ===\n=== PHASE END verify rc=0 ===\n"
@@ -202,7 +196,7 @@ def test_a_clean_run_records_its_requests_and_the_phases_kvm_counts(tmp_path, mo
     monkeypatch.setattr(deaths, "guest_argv",
                         lambda *a: ["sh", "-c", "cat <<'X'\n%sX\nsleep 0.2" % console])
     rec = deaths.one_run({"kind": "vmm", "name": "x", "opts": {}}, "verify", {}, Args(),
-                         str(tmp_path / "n.log"), Recorder())
+                         str(tmp_path / "n.log"), NoTrace())
     assert rec["outcome"] == "clean"
     assert rec["ios"] == 1234
     assert rec["kvm"] == {"irq_injections": 30, "exits": 500}
