@@ -224,22 +224,22 @@ def per_work(runs, c1, c2, unit, plural, count):
     (COUNT(run)) of its clean runs of that job.  One line, or None where
     some job of theirs has no clean run with a count (a job that always
     died, or runs recorded before the count existed)."""
-    expo, dead, runs_of = {}, {}, {}
+    expo, dead, per_run = {}, {}, {}
     for c in (c1, c2):
         rs = [r for r in runs if r["config"] == c]
         expo[c] = 0.0
         for j in {r["job"] for r in rs}:
             rj = [r for r in rs if r["job"] == j]
-            work = [count(r) for r in rj if r["outcome"] == "clean"]
-            work = [w for w in work if w is not None]
-            if not work or not sum(work):
+            work = [w for w in (count(r) for r in rj if r["outcome"] == "clean")
+                    if w is not None]
+            if not sum(work):
                 return None
             expo[c] += len(rj) * sum(work) / len(work)
         dead[c] = sum(1 for r in rs if r["outcome"] != "clean")
-        runs_of[c] = len(rs)
+        per_run[c] = expo[c] / len(rs)
     d = dead[c1] + dead[c2]
     p = binom_two_sided(dead[c1], d, expo[c1] / (expo[c1] + expo[c2])) if d else 1.0
-    ratio = (expo[c2] / runs_of[c2]) / (expo[c1] / runs_of[c1])
+    ratio = per_run[c2] / per_run[c1]
     return ("Per %s: %s %.2f deaths per million %s (%d in %.2fM), %s %.2f "
             "(%d in %.2fM; %.2fx %s's %s per run); exact test of the same rate "
             "per %s p = %.3f (%s)" % (

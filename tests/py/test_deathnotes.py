@@ -7,6 +7,7 @@ import os
 
 from vmharness import counters, deaths, kvmtrace, stats
 
+
 class NoTrace:
     """A flight recorder with nothing to save (a run that ends clean)."""
 
@@ -189,10 +190,10 @@ def test_a_clean_run_records_its_requests_and_the_phases_kvm_counts(tmp_path, mo
     console = ("=== PHASE BEGIN verify ===\n=== PHASE END verify rc=0 ===\n"
                "=== FIO-JSON BEGIN verify ===\n%s\n=== FIO-JSON END verify rc=0 ===\n"
                % json.dumps(fio))
-    stats = iter([{"irq_injections": 100, "exits": 1000},
-                  {"irq_injections": 130, "exits": 1500}])
+    phase_counts = iter([{"irq_injections": 100, "exits": 1000},
+                         {"irq_injections": 130, "exits": 1500}])
     monkeypatch.setattr(counters, "host_interrupts", lambda: {})
-    monkeypatch.setattr(counters, "kvm_stats", lambda pid: next(stats))
+    monkeypatch.setattr(counters, "kvm_stats", lambda pid: next(phase_counts))
     monkeypatch.setattr(deaths, "guest_argv",
                         lambda *a: ["sh", "-c", "cat <<'X'\n%sX\nsleep 0.2" % console])
     rec = deaths.one_run({"kind": "vmm", "name": "x", "opts": {}}, "verify", {}, Args(),
