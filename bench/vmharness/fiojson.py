@@ -2,30 +2,22 @@
 import json
 import re
 
+from . import markers
+
 BEGIN = re.compile(r"^=== FIO-JSON BEGIN (\S+) ===$")
 END = re.compile(r"^=== FIO-JSON END (\S+) rc=(\d+) ===$")
 
 
 def extract(lines):
     """{name: (rc, parsed JSON or None)} for every marked block."""
-    out, cur, buf = {}, None, []
-    for line in lines:
-        m = BEGIN.match(line)
-        if m:
-            cur, buf = m.group(1), []
-            continue
-        m = END.match(line)
-        if m and cur == m.group(1):
-            text = "\n".join(buf)
-            try:
-                doc = json.loads(text[text.index("{"):]) if "{" in text else None
-            except ValueError:
-                doc = None
-            out[cur] = (int(m.group(2)), doc)
-            cur = None
-            continue
-        if cur is not None:
-            buf.append(line)
+    out = {}
+    for name, end, body in markers.blocks(lines, BEGIN, END):
+        text = "\n".join(body)
+        try:
+            doc = json.loads(text[text.index("{"):]) if "{" in text else None
+        except ValueError:
+            doc = None
+        out[name] = (int(end.group(2)), doc)
     return out
 
 

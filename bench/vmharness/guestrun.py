@@ -14,6 +14,8 @@ import subprocess
 import threading
 import time
 
+from . import markers
+
 PHASE_BEGIN = re.compile(r"^=== PHASE BEGIN (\S+) ===$")
 PHASE_END = re.compile(r"^=== PHASE END (\S+) rc=(\d+) ===$")
 
@@ -194,15 +196,11 @@ def guest_irqs(lines, name):
     (virtio1-req.0 -> virtio-req.0): the same disk is virtio0 under one
     VMM and virtio1 under another; rows that then share a name (two
     disks' queue 0) are summed."""
-    out, inside = None, False
-    for line in lines:
-        m = IRQS_BEGIN.match(line)
-        if m and m.group(1) == name:
-            out, inside = {}, True
+    for block, _, body in markers.blocks(lines, IRQS_BEGIN, IRQS_END):
+        if block != name:
             continue
-        if inside and IRQS_END.match(line):
-            return out
-        if inside:
+        out = {}
+        for line in body:
             words = line.split()
             try:
                 counts = [int(w) for w in words[1:]]
@@ -212,6 +210,7 @@ def guest_irqs(lines, name):
                 key = re.sub(r"^virtio\d+-", "virtio-", words[0].rstrip(":"))
                 prev = out.get(key, [0] * len(counts))
                 out[key] = [a + b for a, b in zip(prev, counts)]
+        return out
     return None
 
 

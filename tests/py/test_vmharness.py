@@ -2,10 +2,11 @@
 known input."""
 import math
 import os
+import re
 
 import pytest
 
-from vmharness import cmdlines, fiojson, guestrun, profile, stats
+from vmharness import cmdlines, fiojson, guestrun, markers, profile, stats
 
 
 def test_wilson_known_values():
@@ -322,3 +323,13 @@ def test_a_scenarios_test_host_boot_has_no_limit_a_long_plan_reaches(tmp_path, m
     monkeypatch.setattr(cli, "write_meta", lambda args: None)
     assert cli.main(["deaths", "-n", "25", "--out", str(tmp_path), "--seed", "1"]) == 0
     assert seen["timeout_s"] >= 3 * 3600
+
+
+def test_marked_blocks_end_by_name_restart_and_drop_the_unended():
+    b = re.compile(r"^B (\S+)$")
+    e = re.compile(r"^E (\S+) (\d)$")
+    lines = ["x", "B a", "1", "B a", "2", "E other 0", "[k] kernel", "E a 7", "after",
+             "B c", "3", "E c 1", "B d", "4"]
+    got = [(n, m.group(2), body) for n, m, body in markers.blocks(lines, b, e)]
+    assert got == [("a", "7", ["2", "E other 0", "[k] kernel"]), ("c", "1", ["3"])]
+    assert list(markers.blocks(["E a 1", "B a"], b, e)) == []
