@@ -221,8 +221,7 @@ def main(argv):
         # A test host that dies or locks up is booted again for what is
         # left (the plan skips runs already recorded).  No time limit
         # that a long plan reaches: the stall detector stops a boot that
-        # locked up, and a boot ended at its limit would be counted as a
-        # lock-up (status 124 either way).
+        # locked up.
         testhost.run_with_reboots(lambda: testhost.python_argv(argv), args.out,
                                   lambda rc: boot_finished(args.out, rc),
                                   timeout_s=SCENARIO_BOOT_LIMIT_S)

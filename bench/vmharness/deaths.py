@@ -292,17 +292,18 @@ def analyse(out_dir):
                 "CPU 0/CPU 1/...):\n" + "\n".join(irqs) + "\n")
     ends = plan.load_testhost_ends(out_dir)
     if ends:
-        lockups = sum(1 for e in ends if e["status"] == 124)
+        kinds = [e["kind"] for e in ends]
         out += ("\nTest host: %d boot(s) ended before the plan did: %d lock-up(s) "
-                "(no sign of life, stopped), %d death(s); the run in flight each "
-                "time is not in the table (it ran again in the next boot)\n"
-                % (len(ends), lockups, len(ends) - lockups))
+                "(no sign of life, stopped), %d at the time limit, %d death(s); the run "
+                "in flight each time is not in the table (it ran again in the next boot)\n"
+                % (len(ends), kinds.count("lock-up"), kinds.count("time limit"),
+                   kinds.count("death")))
         known = [e for e in ends if "in_flight" in e]
         if known:
             out += "In flight when it ended: %s\n" % ", ".join(
                 "%s %s (n%03d, %s)" % (e["in_flight"]["config"], e["in_flight"]["job"],
                                        e["in_flight"]["round"],
-                                       "lock-up" if e["status"] == 124 else "death")
+                                       e["kind"])
                 for e in known)
     with open(os.path.join(out_dir, "deaths.md"), "w") as f:
         f.write(out)

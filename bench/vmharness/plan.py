@@ -7,7 +7,7 @@ import random
 import subprocess
 import time
 
-from . import cmdlines
+from . import cmdlines, testhost
 
 
 def parse_config(spec):
@@ -72,11 +72,12 @@ def set_in_flight(out_dir, run):
 
 
 def record_testhost_end(out_dir, status):
-    """A test-host boot that ended before its plan did: 124 is a lock-up
-    (no sign of life, stopped), anything else a death (a panic ends QEMU).
+    """A test-host boot that ended before its plan did, by STATUS (one of
+    run_inside's): a lock-up (no sign of life, stopped), its time limit,
+    or a death (a panic ends QEMU).
     The runs recorded so far say where in the plan it happened, and the
     run in flight (set_in_flight), if the plan says, which it was."""
-    end = {"status": status, "time": time.time(),
+    end = {"status": status, "kind": testhost_end_kind(status), "time": time.time(),
            "runs_before": len(load_runs(out_dir))}
     try:
         with open(os.path.join(out_dir, "in_flight.json")) as f:
@@ -86,8 +87,18 @@ def record_testhost_end(out_dir, status):
     _append_line(os.path.join(out_dir, "testhost.jsonl"), end)
 
 
+def testhost_end_kind(status):
+    return {testhost.LOCKED_UP: "lock-up", testhost.TIMED_OUT: "time limit"}.get(status, "death")
+
+
 def load_testhost_ends(out_dir):
-    return _read_lines(os.path.join(out_dir, "testhost.jsonl"))
+    """The ends record_testhost_end wrote.  Those written before it kept a
+    kind had status 124 for a lock-up: their boots had no time limit that
+    a plan reached."""
+    ends = _read_lines(os.path.join(out_dir, "testhost.jsonl"))
+    for e in ends:
+        e.setdefault("kind", "lock-up" if e["status"] == testhost.TIMED_OUT else "death")
+    return ends
 
 
 def rounds(cfgs, jobs, n, seed, done=()):

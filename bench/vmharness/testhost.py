@@ -56,12 +56,19 @@ def _last_sign_of_life(out_dir):
     return newest
 
 
+# run_inside's statuses besides the command's own: tests/testhost/run.sh
+# ends with TIMED_OUT at its time limit and DIED when the test host died
+# (a panic ends QEMU); LOCKED_UP is ours, for a test host stopped by the
+# stall detector.
+TIMED_OUT, DIED, LOCKED_UP = 124, 125, 123
+
+
 def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):
     """Run ARGV (a command of this checkout) in one test-host boot; its
     output comes back on ours; OUT_DIR is writable there.  A test host
     that has locked up (its console, OUT_DIR/runs.jsonl and
     OUT_DIR/heartbeat unchanged for stall_s seconds) is stopped.  Returns
-    the exit status (124: timed out or locked up, 125: it died)."""
+    the exit status (TIMED_OUT, DIED, LOCKED_UP or the command's)."""
     e = dict(os.environ if env is None else env)
     e["TESTHOST_OUT"] = out_dir
     e["TESTHOST_TIMEOUT"] = str(timeout_s)
@@ -91,7 +98,7 @@ def _run_locked(argv, out_dir, env, stall_s, lock_fd):
             print("vmbench: the test host shows no sign of life for %d s: stopping it"
                   % stall_s, file=sys.stderr, flush=True)
             stop_group(proc, 30)
-            return 124
+            return LOCKED_UP
     return proc.returncode
 
 

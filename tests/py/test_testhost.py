@@ -34,7 +34,7 @@ def test_a_silent_test_host_is_stopped(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "TESTHOST_RUN", str(run))
     monkeypatch.setattr(testhost.time, "sleep", lambda s: REAL_SLEEP(0.2))
     t0 = time.time()
-    assert testhost.run_inside([], str(tmp_path), stall_s=1) == 124
+    assert testhost.run_inside([], str(tmp_path), stall_s=1) == testhost.LOCKED_UP
     assert time.time() - t0 < 10
 
 

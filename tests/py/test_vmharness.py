@@ -231,22 +231,32 @@ def test_profile_backend_ram_gives_ours_a_ram_disk_of_the_files_size():
 
 
 def test_deaths_counts_test_host_ends(tmp_path):
-    from vmharness import cli, deaths, plan
+    from vmharness import cli, deaths, plan, testhost
     out = str(tmp_path)
     plan.record(out, {"config": "vmm", "job": "verify", "outcome": "clean"})
     assert cli.boot_finished(out, 0)
     assert "Test host" not in deaths.analyse(out)
-    assert not cli.boot_finished(out, 124)
-    assert not cli.boot_finished(out, 125)
+    assert not cli.boot_finished(out, testhost.LOCKED_UP)
+    assert not cli.boot_finished(out, testhost.DIED)
+    assert not cli.boot_finished(out, testhost.TIMED_OUT)
+    assert not cli.boot_finished(out, 1)
     text = deaths.analyse(out)
-    assert "2 boot(s) ended before the plan did: 1 lock-up(s)" in text
-    assert "1 death(s)" in text
-    assert [e["runs_before"] for e in plan.load_testhost_ends(out)] == [1, 1]
+    assert "4 boot(s) ended before the plan did: 1 lock-up(s) (no sign of life, " \
+        "stopped), 1 at the time limit, 2 death(s)" in text
+    assert [e["runs_before"] for e in plan.load_testhost_ends(out)] == [1, 1, 1, 1]
     assert "In flight" not in text  # no plan said which run it was
 
 
+def test_test_host_ends_recorded_before_their_kind_read_124_as_a_lock_up(tmp_path):
+    from vmharness import plan
+    with open(tmp_path / "testhost.jsonl", "w") as f:
+        f.write('{"status": 124, "time": 1, "runs_before": 3}\n'
+                '{"status": 125, "time": 2, "runs_before": 5}\n')
+    assert [e["kind"] for e in plan.load_testhost_ends(str(tmp_path))] == ["lock-up", "death"]
+
+
 def test_deaths_say_which_run_the_test_host_died_under(tmp_path):
-    from vmharness import cli, deaths, plan
+    from vmharness import cli, deaths, plan, testhost
     out = str(tmp_path)
     plan.record(out, {"config": "vmm", "job": "verify", "outcome": "clean"})
     plan.set_in_flight(out, {"config": "qemu", "job": "seed-seqread", "round": 6})
@@ -256,9 +266,9 @@ def test_deaths_say_which_run_the_test_host_died_under(tmp_path):
     plan.record(out, {"config": "qemu", "job": "seed-seqread", "outcome": "clean"})
     plan.set_in_flight(out, None)
     plan.set_in_flight(out, None)  # twice: nothing to remove, no error
-    assert not cli.boot_finished(out, 124)
+    assert not cli.boot_finished(out, testhost.LOCKED_UP)
     plan.set_in_flight(out, {"config": "vmm", "job": "verify", "round": 7})
-    assert not cli.boot_finished(out, 124)
+    assert not cli.boot_finished(out, testhost.LOCKED_UP)
     ends = plan.load_testhost_ends(out)
     assert [e.get("in_flight", {}).get("config") for e in ends] == ["qemu", None, "vmm"]
     assert "In flight when it ended: qemu seed-seqread (n006, death), "\
@@ -310,8 +320,8 @@ def test_flight_recorder_without_tracefs_does_nothing(tmp_path):
 
 
 def test_a_scenarios_test_host_boot_has_no_limit_a_long_plan_reaches(tmp_path, monkeypatch):
-    """A boot that ends at its time limit returns 124 like a lock-up and
-    would be counted as one: 100 deaths runs (about 40 minutes) must fit."""
+    """A boot that ends at its time limit cuts the plan short and counts
+    as a test-host end: 100 deaths runs (about 40 minutes) must fit."""
     from vmharness import cli, testhost
     seen = {}
 
