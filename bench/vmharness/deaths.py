@@ -12,6 +12,7 @@ two-sided Fisher exact test.  A test-host death ends the inner run early: the ou
 reports it and the runs already recorded stay.
 """
 import contextlib
+import itertools
 import os
 import re
 import tempfile
@@ -211,9 +212,20 @@ def interrupt_lines(runs):
 # requests fio completed, and the interrupts the host's KVM injected into
 # the guest during the fio phase (the triple faults so far happened while
 # the emulated CPU delivered an interrupt or exception to the guest).
+def vcpu_preemptions(run):
+    """Times the test host's KVM saw one of the guest's vCPU threads
+    switched out while still runnable (its steal-time "preempted" counts:
+    reported, or not at an instruction boundary), during the fio phase."""
+    kvm = run.get("kvm", {})
+    if "preemption_reported" not in kvm:
+        return None
+    return kvm["preemption_reported"] + kvm.get("preemption_other", 0)
+
+
 WORK = (("request", "requests", lambda r: r.get("ios")),
         ("interrupt injected", "injections",
-         lambda r: r.get("kvm", {}).get("irq_injections")))
+         lambda r: r.get("kvm", {}).get("irq_injections")),
+        ("vCPU preemption", "preemptions", vcpu_preemptions))
 
 
 def per_work(runs, c1, c2, unit, plural, count):
@@ -273,8 +285,8 @@ def analyse(out_dir):
             t[0] += len(dead)
             t[1] += len(rs)
     out = "\n".join(lines) + "\n"
-    if len(totals) == 2:
-        (c1, (d1, n1)), (c2, (d2, n2)) = sorted(totals.items())
+    for c1, c2 in itertools.combinations(sorted(totals), 2):
+        (d1, n1), (d2, n2) = totals[c1], totals[c2]
         p = fisher_two_sided(d1, n1 - d1, d2, n2 - d2)
         out += ("\nAll jobs: %s %d/%d deaths, %s %d/%d; Fisher's exact test p = %.3f (%s)\n"
                 % (c1, d1, n1, c2, d2, n2, p,

@@ -203,14 +203,41 @@ def test_a_clean_run_records_its_requests_and_the_phases_kvm_counts(tmp_path, mo
     assert rec["kvm"] == {"irq_injections": 30, "exits": 500}
 
 
-def run_of(config, job, outcome, ios=None, inj=None):
+def run_of(config, job, outcome, ios=None, inj=None, preempted=None):
     r = {"config": config, "job": job, "outcome": outcome, "round": 0,
          "log": "/x/n.log", "seconds": 10}
     if ios is not None:
         r["ios"] = ios
     if inj is not None:
         r["kvm"] = {"irq_injections": inj}
+    if preempted is not None:
+        r.setdefault("kvm", {}).update(preemption_reported=preempted[0],
+                                       preemption_other=preempted[1])
     return r
+
+
+def test_deaths_per_vcpu_preemption_count_both_kinds_and_every_pair(tmp_path):
+    # a: 10 runs, 150 + 50 preemptions each, 1 death; b: 300 + 100, 4;
+    # c: no preemption counts (an older record): no such line with c.
+    runs = ([run_of("a", "j", "clean", 1000, 10, (150, 50))] * 9 + [run_of("a", "j", "stall")] +
+            [run_of("b", "j", "clean", 1000, 10, (300, 100))] * 6 +
+            [run_of("b", "j", "triple-fault")] * 4 +
+            [run_of("c", "j", "clean", 1000, 10)] * 10)
+    line = deaths.per_work(runs, "a", "b", *deaths.WORK[2])
+    assert line.startswith("Per vCPU preemption: a 500.00 deaths per million preemptions "
+                           "(1 in 0.00M)")
+    assert "2.00x a's preemptions per run" in line
+    assert "p = %.3f" % stats.binom_two_sided(1, 5, 2000 / 6000) in line
+    assert deaths.per_work(runs, "a", "c", *deaths.WORK[2]) is None
+    with open(tmp_path / "runs.jsonl", "w") as f:
+        for r in runs:
+            f.write(json.dumps(r) + "\n")
+    text = deaths.analyse(str(tmp_path))
+    assert line in text
+    for c1, c2 in (("a", "b"), ("a", "c"), ("b", "c")):
+        assert "All jobs: %s %d/10 deaths, %s %d/10" % (
+            c1, {"a": 1, "b": 4}.get(c1, 0), c2, {"a": 1, "b": 4}.get(c2, 0)) in text
+    assert text.count("Per request:") == 3 and text.count("Per vCPU preemption:") == 1
 
 
 def test_deaths_per_request_weigh_each_configurations_work(tmp_path):
