@@ -208,10 +208,6 @@ def interrupt_lines(runs):
     return lines
 
 
-# What a clean run's work is counted in, for deaths per unit of work: the
-# requests fio completed, and the interrupts the host's KVM injected into
-# the guest during the fio phase (the triple faults so far happened while
-# the emulated CPU delivered an interrupt or exception to the guest).
 def vcpu_preemptions(run):
     """Times the test host's KVM saw one of the guest's vCPU threads
     switched out while still runnable (its steal-time "preempted" counts:
@@ -222,6 +218,12 @@ def vcpu_preemptions(run):
     return kvm["preemption_reported"] + kvm.get("preemption_other", 0)
 
 
+# What a clean run's work is counted in, for deaths per unit of work: the
+# requests fio completed, the interrupts the host's KVM injected into the
+# guest during the fio phase (the triple faults so far happened while the
+# emulated CPU delivered an interrupt or exception to the guest), and its
+# vCPU threads' preemptions (most of those triple faults came right after
+# a host reschedule).
 WORK = (("request", "requests", lambda r: r.get("ios")),
         ("interrupt injected", "injections",
          lambda r: r.get("kvm", {}).get("irq_injections")),
