@@ -61,6 +61,7 @@ def _last_sign_of_life(out_dir):
 # (a panic ends QEMU); LOCKED_UP is ours, for a test host stopped by the
 # stall detector.
 TIMED_OUT, DIED, LOCKED_UP = 124, 125, 123
+ENDED_EARLY = (TIMED_OUT, DIED, LOCKED_UP)
 
 
 def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):

@@ -560,7 +560,7 @@ def run_plan(out, where):
             return argv
 
         def finished(rc):
-            return os.path.exists(os.path.join(out, ".inner-done")) or rc not in (testhost.TIMED_OUT, testhost.DIED, testhost.LOCKED_UP)
+            return os.path.exists(os.path.join(out, ".inner-done")) or rc not in testhost.ENDED_EARLY
         # Booted again for the runs not yet done if it dies or locks up.
         rc, boot = testhost.run_with_reboots(next_argv, out, finished, timeout_s=limit,
                                              env=env, stall_s=max(bt, st) + 120)
