@@ -124,10 +124,29 @@ def run_with_reboots(next_argv, out_dir, finished, boots=3, **kw):
         rc = run_inside(next_argv(), out_dir, **kw)
         if finished(rc):
             break
-        print("vmbench: test host boot %d ended with status %d before the end; %s"
-              % (boot, rc, "booting it again for what is left" if boot < boots
+        kept = keep_console(out_dir)
+        print("vmbench: test host boot %d ended with status %d before the end%s; %s"
+              % (boot, rc, ", its console kept in " + kept if kept else "",
+                 "booting it again for what is left" if boot < boots
                  else "giving up"), file=sys.stderr, flush=True)
     return rc, boot
+
+
+def keep_console(out_dir):
+    """Rename OUT_DIR/.testhost (the console and status of a boot that
+    ended early) to OUT_DIR/testhost-failed.HHMMSS[.N], so that the next
+    boot does not write over the test host's last words.  Returns the
+    new name, or None if there was none."""
+    th = os.path.join(out_dir, ".testhost")
+    if not os.path.isdir(th):
+        return None
+    base = os.path.join(out_dir, "testhost-failed." + time.strftime("%H%M%S"))
+    new, n = base, 1
+    while os.path.exists(new):
+        n += 1
+        new = "%s.%d" % (base, n)
+    os.rename(th, new)
+    return new
 
 
 def python_argv(module_args):

@@ -552,17 +552,10 @@ def run_plan(out, where):
         say("running inside the test host (one boot for all %d runs)" % nruns)
         argv = [sys.executable or "python3", self_path(), "--inner", out]
 
-        def next_argv():
-            # The console of a test host that failed stays, renamed.
-            th = os.path.join(out, ".testhost")
-            if os.path.isdir(th):
-                os.rename(th, os.path.join(out, "testhost-failed." + time.strftime("%H%M%S")))
-            return argv
-
         def finished(rc):
             return os.path.exists(os.path.join(out, ".inner-done")) or rc not in testhost.ENDED_EARLY
         # Booted again for the runs not yet done if it dies or locks up.
-        rc, boot = testhost.run_with_reboots(next_argv, out, finished, timeout_s=limit,
+        rc, boot = testhost.run_with_reboots(lambda: argv, out, finished, timeout_s=limit,
                                              env=env, stall_s=max(bt, st) + 120)
         append_meta(out, ("testhost_boots", boot))
     else:

@@ -78,6 +78,26 @@ def test_run_with_reboots_until_finished_three_boots_at_most(monkeypatch, capsys
     assert "giving up" in capsys.readouterr().err
 
 
+def test_a_boot_that_ended_early_keeps_its_console(tmp_path, monkeypatch, capsys):
+    boots = []
+
+    def fake_run_inside(argv, out, **kw):
+        boots.append(len(boots) + 1)
+        (tmp_path / ".testhost").mkdir(exist_ok=True)
+        (tmp_path / ".testhost" / "console.log").write_text("boot %d\n" % boots[-1])
+        return [125, 123, 0][len(boots) - 1]
+    monkeypatch.setattr(testhost, "run_inside", fake_run_inside)
+    monkeypatch.setattr(testhost.time, "strftime", lambda fmt: "010203")
+    rc, n = testhost.run_with_reboots(lambda: [], str(tmp_path), lambda rc: rc == 0)
+    assert (rc, n) == (0, 3)
+    kept = {p.name: (p / "console.log").read_text() for p in tmp_path.glob("testhost-failed.*")}
+    # Two boots in the same second: the second gets its own name.
+    assert kept == {"testhost-failed.010203": "boot 1\n", "testhost-failed.010203.2": "boot 2\n"}
+    assert (tmp_path / ".testhost" / "console.log").read_text() == "boot 3\n"
+    assert "console kept in %s" % (tmp_path / "testhost-failed.010203") in capsys.readouterr().err
+    assert testhost.keep_console(str(tmp_path / "nothing")) is None
+
+
 def test_meta_records_the_test_hosts_set_up(tmp_path, monkeypatch):
     import argparse
     import json
