@@ -5,6 +5,7 @@ import fcntl
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -135,8 +136,10 @@ def run_with_reboots(next_argv, out_dir, finished, boots=3, **kw):
 def keep_console(out_dir):
     """Rename OUT_DIR/.testhost (the console and status of a boot that
     ended early) to OUT_DIR/testhost-failed.HHMMSS[.N], so that the next
-    boot does not write over the test host's last words.  Returns the
-    new name, or None if there was none."""
+    boot does not write over the test host's last words.  The boot's
+    pipes (stdout, stderr: FIFOs, dead now) go, so that reading the kept
+    files never blocks.  Returns the new name, or None if there was
+    none."""
     th = os.path.join(out_dir, ".testhost")
     if not os.path.isdir(th):
         return None
@@ -146,6 +149,10 @@ def keep_console(out_dir):
         n += 1
         new = "%s.%d" % (base, n)
     os.rename(th, new)
+    for name in os.listdir(new):
+        p = os.path.join(new, name)
+        if stat.S_ISFIFO(os.lstat(p).st_mode):
+            os.unlink(p)
     return new
 
 

@@ -85,6 +85,8 @@ def test_a_boot_that_ended_early_keeps_its_console(tmp_path, monkeypatch, capsys
         boots.append(len(boots) + 1)
         (tmp_path / ".testhost").mkdir(exist_ok=True)
         (tmp_path / ".testhost" / "console.log").write_text("boot %d\n" % boots[-1])
+        if not (tmp_path / ".testhost" / "stdout").exists():
+            os.mkfifo(tmp_path / ".testhost" / "stdout")
         return [125, 123, 0][len(boots) - 1]
     monkeypatch.setattr(testhost, "run_inside", fake_run_inside)
     monkeypatch.setattr(testhost.time, "strftime", lambda fmt: "010203")
@@ -94,6 +96,8 @@ def test_a_boot_that_ended_early_keeps_its_console(tmp_path, monkeypatch, capsys
     # Two boots in the same second: the second gets its own name.
     assert kept == {"testhost-failed.010203": "boot 1\n", "testhost-failed.010203.2": "boot 2\n"}
     assert (tmp_path / ".testhost" / "console.log").read_text() == "boot 3\n"
+    # The dead boots' pipes are gone: reading a kept directory never blocks.
+    assert not list(tmp_path.glob("testhost-failed.*/stdout"))
     assert "console kept in %s" % (tmp_path / "testhost-failed.010203") in capsys.readouterr().err
     assert testhost.keep_console(str(tmp_path / "nothing")) is None
 
