@@ -136,10 +136,11 @@ def run_with_reboots(next_argv, out_dir, finished, boots=3, **kw):
 def keep_console(out_dir):
     """Rename OUT_DIR/.testhost (the console and status of a boot that
     ended early) to OUT_DIR/testhost-failed.HHMMSS[.N], so that the next
-    boot does not write over the test host's last words.  The boot's
-    pipes (stdout, stderr: FIFOs, dead now) go, so that reading the kept
-    files never blocks.  Returns the new name, or None if there was
-    none."""
+    boot does not write over the test host's last words.  tests/testhost/
+    run.sh removes its pipes (stdout, stderr) when a boot ends; if it was
+    killed first (SIGKILL after a lock-up), they go here, so that reading
+    the kept files never blocks.  Returns the new name, or None if there
+    was none."""
     th = os.path.join(out_dir, ".testhost")
     if not os.path.isdir(th):
         return None

@@ -93,6 +93,7 @@ cleanup() {
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null
 	[ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null
 	kill "$cat_out" "$cat_err" 2>/dev/null
+	rm -f "$ctl/stdout" "$ctl/stderr"
 }
 trap 'cleanup; exit 130' INT TERM
 
@@ -126,6 +127,8 @@ for f in stdout stderr; do
 	timeout 2 sh -c ': >"$1"' sh "$ctl/$f" 2>/dev/null || true
 done
 wait "$cat_out" "$cat_err" 2>/dev/null || true
+# Dead pipes now: gone, so that nothing reading the results blocks on them.
+rm -f "$ctl/stdout" "$ctl/stderr"
 [ -n "$tail_pid" ] && { sleep 0.2; kill "$tail_pid" 2>/dev/null; }
 trap - INT TERM
 took=$(($(date +%s) - start))
