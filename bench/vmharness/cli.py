@@ -21,6 +21,11 @@ is vmbench's own options (vmbench.py: fio jobs under configurations).
       the pytest end-to-end tests (tests/e2e/py) where guests can run:
       here on a hardware KVM, else in the test host (booted again for
       the tests left if it dies, 3 boots at most)
+  bench/vmbench testhost [-o OUT] [--timeout S] [--boots N] -- CMD [ARG...]
+      CMD in a test-host boot (tests/testhost/run.sh, under the lock),
+      booted again from the start if the test host dies before CMD ends
+      (N boots at most, default 3); its status is CMD's (make check's
+      smoke tests run this way)
 """
 import argparse
 import os
@@ -29,7 +34,7 @@ import time
 
 from . import boot, cpuid, deaths, mainjob, paths, plan, profile, pytestrun, testhost, vmbench
 
-COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest")
+COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost")
 
 # A scenario's test-host boot may run a whole plan (100 deaths runs: about
 # 40 minutes); the test host's own default limit is 30.
@@ -142,8 +147,20 @@ def main(argv):
     m.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     t = sub.add_parser("pytest", help="end-to-end pytest tests (tests/e2e/py)")
     t.add_argument("args", nargs=argparse.REMAINDER)
+    h = sub.add_parser("testhost", help="a command in the test host, booted again if it dies")
+    h.add_argument("-o", "--out", default=os.path.join(paths.BUILD, "testhost", "out"))
+    h.add_argument("--timeout", type=int, default=1800, help="seconds per boot")
+    h.add_argument("--boots", type=int, default=3)
+    h.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     args.argv = argv
+
+    if args.cmd == "testhost":
+        command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        if not command:
+            ap.error("testhost: no command")
+        return testhost.run_until_command_ends(command, os.path.abspath(args.out),
+                                               args.timeout, args.boots)
 
     if args.cmd == "pytest":
         if args.args[:1] == ["--"]:  # bench/vmbench pytest -- -k NAME

@@ -133,6 +133,21 @@ def run_with_reboots(next_argv, out_dir, finished, boots=3, **kw):
     return rc, boot
 
 
+def run_until_command_ends(argv, out_dir, timeout_s, boots):
+    """ARGV in the test host, booted again from the start (BOOTS boots at
+    most) only when the test host died before ARGV ended: a panic ends
+    QEMU with no command status (OUT_DIR/.testhost/rc).  A command's own
+    status, even 125, and a time limit (the hang may be the command's)
+    are final.  Returns the last boot's status."""
+    os.makedirs(out_dir, exist_ok=True)
+
+    def ended(rc):
+        return rc != DIED or os.path.exists(os.path.join(out_dir, ".testhost", "rc"))
+    # run.sh's own limit comes first, so that it shows the console.
+    return run_with_reboots(lambda: argv, out_dir, ended, boots=boots,
+                            timeout_s=timeout_s, stall_s=timeout_s + 60)[0]
+
+
 def keep_console(out_dir):
     """Rename OUT_DIR/.testhost (the console and status of a boot that
     ended early) to OUT_DIR/testhost-failed.HHMMSS[.N], so that the next

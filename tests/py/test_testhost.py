@@ -132,3 +132,61 @@ def test_a_missing_emulator_is_named_before_anything_boots(tmp_path):
     assert p.returncode == 1
     assert "TESTHOST_QEMU=%s: not found" % (tmp_path / "no-such-qemu") in p.stderr
     assert not (tmp_path / "out").exists()
+
+
+# A stand-in for tests/testhost/run.sh: boot N does what the N-th word of
+# $PLAN says: "die" (the test host panics: no command status, 125),
+# "hang" (its time limit: 124), or "rcS" (the command ended with status
+# S).  It counts its boots and records its arguments.
+FAKE_RUN = r"""#!/bin/sh
+n=$(($(cat "$TESTHOST_OUT/boots" 2>/dev/null || echo 0) + 1))
+echo $n >"$TESTHOST_OUT/boots"
+rm -rf "$TESTHOST_OUT/.testhost" && mkdir "$TESTHOST_OUT/.testhost"
+echo "boot $n" >"$TESTHOST_OUT/.testhost/console.log"
+echo "$* $TESTHOST_TIMEOUT" >>"$TESTHOST_OUT/argv"
+what=$(echo "$PLAN" | cut -d, -f$n)
+case $what in
+die) exit 125 ;;
+hang) exit 124 ;;
+rc*) echo "${what#rc}" >"$TESTHOST_OUT/.testhost/rc"; exit "${what#rc}" ;;
+esac
+"""
+
+
+def through_testhost_cli(tmp_path, monkeypatch, plan, *extra):
+    from vmharness import cli
+
+    tmp_path.mkdir(exist_ok=True)
+    run = tmp_path / "run.sh"
+    run.write_text(FAKE_RUN)
+    run.chmod(0o755)
+    monkeypatch.setattr(testhost, "LOCK", str(tmp_path / "lock"))
+    monkeypatch.setattr(paths, "TESTHOST_RUN", str(run))
+    monkeypatch.setattr(testhost.time, "sleep", lambda s: REAL_SLEEP(0.05))
+    monkeypatch.setenv("PLAN", plan)
+    out = tmp_path / "out"
+    rc = cli.main(["testhost", "-o", str(out), "--timeout", "77"] + list(extra) +
+                  ["--", "tests/smoke/run.sh", "-x"])
+    return rc, int((out / "boots").read_text()), out
+
+
+def test_testhost_command_boots_again_only_when_the_test_host_died(tmp_path, monkeypatch, capsys):
+    rc, boots, out = through_testhost_cli(tmp_path, monkeypatch, "die,die,rc1")
+    assert (rc, boots) == (1, 3)  # the command's own status, from the third boot
+    assert (out / "argv").read_text() == "tests/smoke/run.sh -x 77\n" * 3
+    assert sorted(p.read_text() for p in out.glob("testhost-failed.*/console.log")) == [
+        "boot 1\n", "boot 2\n"]
+    assert capsys.readouterr().err.count("booting it again") == 2
+
+
+def test_testhost_command_keeps_a_commands_own_status_and_a_timeout(tmp_path, monkeypatch):
+    # 125 written by the command is its own failure, not a dead test host.
+    assert through_testhost_cli(tmp_path, monkeypatch, "rc125,rc0")[:2] == (125, 1)
+    # A time limit is not retried: the hang may be the VMM's.
+    assert through_testhost_cli(tmp_path / "b", monkeypatch, "hang,rc0")[:2] == (124, 1)
+
+
+def test_testhost_command_gives_up_after_its_boots(tmp_path, monkeypatch, capsys):
+    rc, boots, _ = through_testhost_cli(tmp_path, monkeypatch, "die,die,rc0", "--boots", "2")
+    assert (rc, boots) == (125, 2)
+    assert "giving up" in capsys.readouterr().err
