@@ -71,6 +71,19 @@ pass=0 fail=0
 ok() { echo "PASS $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
 
+# died_in_emulator NAME STATUS WANT ERR: true (and says so) when a guest
+# that should not fault ended in a triple fault (status 4) inside the
+# test host: its emulated AMD-V has faulted even these polling guests (a
+# CI run, 2026-12-03: the ECHO guest, IF clear and no IDT, after a second
+# of UART polling).  Such a test runs once more; a VMM that makes the
+# guest fault fails both runs.  Never on a hardware KVM.
+retried=0
+died_in_emulator() {
+	[ -n "${TESTHOST:-}" ] && [ "$2" = 4 ] && [ "$3" != 4 ] || return 1
+	echo "RETRY $1: the guest died (triple fault) in the test host's emulated AMD-V: $(grep -m1 'vCPU' "$4")"
+	retried=$((retried + 1))
+}
+
 # stop_vmm PID ERR: SIGTERM to a VMM started in the background; returns
 # its status.  One that has not stopped 30 s later is killed (status
 # 137) after each thread's name, state and wait channel go to ERR, so
@@ -96,10 +109,14 @@ stop_vmm() {
 
 # expect NAME STATUS PATTERN -- VMM ARGS (stdin from $IN)
 expect() {
-	local name=$1 want=$2 pat=$3 rc=0
+	local name=$1 want=$2 pat=$3 rc try
 	shift 4
-	timeout 60 "$VMM" "$@" <"${IN:-/dev/null}" >"$OUT/$name.out" \
-		2>"$OUT/$name.err" || rc=$?
+	for try in 1 2; do
+		rc=0
+		timeout 60 "$VMM" "$@" <"${IN:-/dev/null}" >"$OUT/$name.out" \
+			2>"$OUT/$name.err" || rc=$?
+		[ $try = 1 ] && died_in_emulator "$name" $rc "$want" "$OUT/$name.err" || break
+	done
 	if [ "$rc" != "$want" ]; then
 		ko "$name" "status $rc, want $want ($(head -c 300 "$OUT/$name.err"))"
 	elif ! grep -q -- "$pat" "$OUT/$name.out" "$OUT/$name.err"; then
@@ -140,12 +157,15 @@ IN=$OUT/echo.in expect echo 0 "hello from the pipe" -- \
 # SIGTERM: clean shutdown with 128 + 15, and (with -v) a line on the
 # console's state for a guest that looked hung (the ECHO guest waits
 # for input with the receive interrupt on).
-"$VMM" run -v -k "$IMG/ECHO.img" -m 32M -d ram:8M </dev/null >/dev/null \
-	2>"$OUT/sigterm.err" &
-pid=$!
-sleep 1
-rc=0
-stop_vmm $pid "$OUT/sigterm.err" || rc=$?
+for try in 1 2; do
+	"$VMM" run -v -k "$IMG/ECHO.img" -m 32M -d ram:8M </dev/null >/dev/null \
+		2>"$OUT/sigterm.err" &
+	pid=$!
+	sleep 1
+	rc=0
+	stop_vmm $pid "$OUT/sigterm.err" || rc=$?
+	[ $try = 1 ] && died_in_emulator sigterm $rc 143 "$OUT/sigterm.err" || break
+done
 if [ $rc != 143 ]; then
 	ko sigterm "status $rc, want 143 ($(head -c 300 "$OUT/sigterm.err"))"
 elif ! grep -q "serial: 15 bytes sent, the last [0-9.]* s before; IER 0x01, THR-empty interrupt disabled, IRQ line low" "$OUT/sigterm.err"; then
@@ -168,19 +188,24 @@ seccomp_modes() {
 	done
 }
 sandbox_check() {
-	local name=$1 want=$2 pid modes rc=0
+	local name=$1 want=$2 pid modes rc try
 	shift 2
-	"$VMM" run -k "$IMG/ECHO.img" -m 32M -c 2 -d ram:8M,queues=2 "$@" \
-		</dev/zero >/dev/null 2>"$OUT/$name.err" &
-	pid=$!
-	sleep 1
-	modes=$(seccomp_modes $pid)
-	# ThreadSanitizer's own background thread (named as the process)
-	# starts with the first thread, before any filter: not ours.
-	case ${SMOKE_SAN:-}/$want in
-	*thread*/2) modes=${modes/vmm=0 /} ;;
-	esac
-	stop_vmm $pid "$OUT/$name.err" || rc=$?
+	for try in 1 2; do
+		"$VMM" run -k "$IMG/ECHO.img" -m 32M -c 2 -d ram:8M,queues=2 "$@" \
+			</dev/zero >/dev/null 2>"$OUT/$name.err" &
+		pid=$!
+		sleep 1
+		modes=$(seccomp_modes $pid)
+		# ThreadSanitizer's own background thread (named as the
+		# process) starts with the first thread, before any filter:
+		# not ours.
+		case ${SMOKE_SAN:-}/$want in
+		*thread*/2) modes=${modes/vmm=0 /} ;;
+		esac
+		rc=0
+		stop_vmm $pid "$OUT/$name.err" || rc=$?
+		[ $try = 1 ] && died_in_emulator "$name" $rc 143 "$OUT/$name.err" || break
+	done
 	# Every thread at $want, and each kind there (the guest never
 	# enables MSI-X, so the disk's INTx thread runs).
 	if echo "$modes" | grep -q "=[^$want] " || [ "$(for k in vmm vcpu0 \
@@ -233,5 +258,6 @@ for h in "" run; do
 		ko "exit-status-help${h:+-$h}" "not listed:$missing"
 done
 
+[ $retried = 0 ] || echo "smoke: $retried test(s) run again after a guest death in the emulator"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
