@@ -11,6 +11,9 @@ is vmbench's own options (vmbench.py: fio jobs under configurations).
   bench/vmbench cpuid [-c CONFIG]...
       what each VMM gives the same guest: CPUID, MSRs, flags, kernel log
       (cpuid.py)
+  bench/vmbench lockup [-c ifpoll -c iftrap] [-n N] [--seconds S]
+      does the test host lock up under a tiny guest that keeps an
+      interrupt pending with IF clear (lockup.py)
   bench/vmbench boot [-c CONFIG]... [-r R] [--kernels stock,small]
       launch to /init per stage, ours beside QEMU (pc, PVH, microvm) on
       the same kernel files (boot.py)
@@ -32,9 +35,9 @@ import os
 import sys
 import time
 
-from . import boot, cpuid, deaths, mainjob, paths, plan, profile, pytestrun, testhost, vmbench
+from . import boot, cpuid, deaths, lockup, mainjob, paths, plan, profile, pytestrun, testhost, vmbench
 
-COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost")
+COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost", "lockup")
 
 # A scenario's test-host boot may run a whole plan (100 deaths runs: about
 # 40 minutes); the test host's own default limit is 30.
@@ -126,6 +129,10 @@ def main(argv):
     dd.add_argument("-n", type=int, default=10, help="rounds: runs per configuration and job")
     scenario_parser("cpuid", "CPUID, MSRs and kernel log seen by the guest, ours and QEMU's",
                     queues=1, disk_mb=64)
+    lk = scenario_parser("lockup", "test-host lock-ups under a guest with an interrupt "
+                         "pending and IF clear", queues=1, disk_mb=0)
+    lk.add_argument("-n", type=int, default=30, help="rounds: runs per guest")
+    lk.add_argument("--seconds", type=float, default=5, help="per run")
     b = scenario_parser("boot", "launch to /init per stage, ours and QEMU's",
                         queues=1, disk_mb=64)
     b.add_argument("-r", "--repeats", type=int, default=5)
@@ -196,6 +203,8 @@ def main(argv):
             return vmbench.main(["--analyze", args.out])
         if os.path.exists(os.path.join(args.out, "boot.md")):
             sys.stdout.write(boot.analyse(args.out))
+        elif os.path.exists(os.path.join(args.out, "lockup.md")):
+            sys.stdout.write(lockup.analyse(args.out))
         elif os.path.exists(os.path.join(args.out, "cpuid.md")):
             sys.stdout.write(cpuid.analyse(args.out))
         elif os.path.exists(os.path.join(args.out, "deaths.md")) or any(
@@ -215,9 +224,17 @@ def main(argv):
         for k in args.kernels:
             if k not in paths.KERNELS:
                 ap.error("--kernels: no kernel %r (%s)" % (k, ", ".join(paths.KERNELS)))
+    if args.cmd == "lockup":
+        args.config = args.config or sorted(lockup.GUESTS)
+        for c in args.config:
+            if c not in lockup.GUESTS:
+                ap.error("lockup: -c %s: one of %s" % (c, ", ".join(sorted(lockup.GUESTS))))
+        if not args.inner:
+            lockup.build_images()
     args.config = args.config or ["qemu", "vmm"]
-    scenario = {"deaths": deaths, "cpuid": cpuid, "boot": boot}.get(args.cmd, profile)
-    if args.cmd not in ("cpuid", "boot"):
+    scenario = {"deaths": deaths, "cpuid": cpuid, "boot": boot,
+                "lockup": lockup}.get(args.cmd, profile)
+    if args.cmd not in ("cpuid", "boot", "lockup"):
         args.job = args.job or (["verify", "randread-4k"] if args.cmd == "deaths"
                                 else ["seed-randread"])
     if args.seed is None:
@@ -241,7 +258,9 @@ def main(argv):
         # locked up.
         testhost.run_with_reboots(lambda: testhost.python_argv(argv), args.out,
                                   lambda rc: boot_finished(args.out, rc),
-                                  timeout_s=SCENARIO_BOOT_LIMIT_S)
+                                  boots=getattr(scenario, "BOOTS", 3),
+                                  timeout_s=SCENARIO_BOOT_LIMIT_S,
+                                  stall_s=getattr(scenario, "STALL_S", 420))
     sys.stdout.write(scenario.analyse(args.out))
     return 0
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from . import paths
+from . import paths, qemumon
 
 LOCK = "/tmp/testhost.lock"
 
@@ -74,6 +74,8 @@ def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):
     e = dict(os.environ if env is None else env)
     e["TESTHOST_OUT"] = out_dir
     e["TESTHOST_TIMEOUT"] = str(timeout_s)
+    # QEMU's monitor, read if the test host locks up (save_monitor).
+    e.setdefault("TESTHOST_MONITOR", "/tmp/testhost-monitor.%d.sock" % os.getpid())
     # One test host at a time on this machine.  The lock is taken here,
     # before the clock of the stall detector starts (waiting for another
     # test host is not a lock-up), and handed to the test host's process
@@ -99,9 +101,26 @@ def _run_locked(argv, out_dir, env, stall_s, lock_fd):
         if time.time() - last > stall_s:
             print("vmbench: the test host shows no sign of life for %d s: stopping it"
                   % stall_s, file=sys.stderr, flush=True)
+            save_monitor(env["TESTHOST_MONITOR"],
+                         os.path.join(out_dir, ".testhost", "monitor.txt"),
+                         int(env.get("TESTHOST_SMP", "2")))
             stop_group(proc, 30)
             return LOCKED_UP
     return proc.returncode
+
+
+def save_monitor(sock, path, cpus):
+    """What a locked-up test host's CPUs were doing, from QEMU's monitor
+    at SOCK: every CPU's registers and local APIC (its pending and
+    in-service interrupts), into PATH (kept with the console)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        for cmd in ["info registers -a"] + ["info lapic %d" % i for i in range(cpus)]:
+            try:
+                out = qemumon.ask(sock, cmd, timeout=10)
+            except OSError as e:
+                out = "no answer from QEMU's monitor: %s" % e
+            f.write("# %s\n%s\n" % (cmd, out))
 
 
 def stop_group(proc, grace_s):

@@ -190,3 +190,22 @@ def test_testhost_command_gives_up_after_its_boots(tmp_path, monkeypatch, capsys
     rc, boots, _ = through_testhost_cli(tmp_path, monkeypatch, "die,die,rc0", "--boots", "2")
     assert (rc, boots) == (125, 2)
     assert "giving up" in capsys.readouterr().err
+
+
+def test_a_locked_up_test_host_leaves_its_cpus_and_apics(tmp_path, monkeypatch):
+    # A real QEMU, paused before its first instruction, stands in for a
+    # test host that has stopped: silent, its monitor at TESTHOST_MONITOR.
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/sh\nmkdir -p \"$TESTHOST_OUT/.testhost\"\n"
+                   "exec qemu-system-x86_64 -M q35 -S -nodefaults -display none -smp 2 "
+                   "-monitor unix:$TESTHOST_MONITOR,server=on,wait=off\n")
+    run.chmod(0o755)
+    monkeypatch.setattr(testhost, "LOCK", str(tmp_path / "lock"))
+    monkeypatch.setattr(paths, "TESTHOST_RUN", str(run))
+    monkeypatch.setattr(testhost.time, "sleep", lambda s: REAL_SLEEP(0.2))
+    monkeypatch.delenv("TESTHOST_MONITOR", raising=False)
+    monkeypatch.delenv("TESTHOST_SMP", raising=False)
+    assert testhost.run_inside([], str(tmp_path), stall_s=3) == testhost.LOCKED_UP
+    got = (tmp_path / ".testhost" / "monitor.txt").read_text()
+    assert got.count("CPU#") == 2 and "# info lapic 1\n" in got
+    assert got.count("dumping local APIC state for CPU") == 2 and "IRR" in got

@@ -83,6 +83,114 @@ entry:
 	mov	$0x3f8, %dx
 	out	%al, %dx
 	jmp	reset
+#elif defined(GUEST_IFTRAP) || defined(GUEST_IFTRAP_STI) || defined(GUEST_IFPOLL)
+	/* Does an interrupt arrive while IF is clear?  An IDT whose every
+	 * gate reports (trap, below); the LAPIC timer periodic at vector
+	 * 0x40, about every 200 us; then a loop of UART status reads (an
+	 * exit each) with IF clear: the timer's interrupt stays pending, so
+	 * KVM asks for an interrupt window on every entry, and no gate may
+	 * ever run.  IFTRAP_STI, the control, sets IF: its gates run, and
+	 * it resets after the fifth. */
+	lea	idt(%rip), %rdi
+	lea	stubs(%rip), %rax
+	mov	%cs, %ebx
+	mov	$256, %ecx
+1:	mov	%rax, %rdx
+	mov	%dx, (%rdi)		/* offset 15:0 */
+	mov	%bx, 2(%rdi)		/* selector */
+	movw	$0x8e00, 4(%rdi)	/* present, DPL 0, interrupt gate */
+	shr	$16, %rdx
+	mov	%dx, 6(%rdi)		/* offset 31:16 */
+	shr	$16, %rdx
+	mov	%edx, 8(%rdi)		/* offset 63:32 */
+	movl	$0, 12(%rdi)
+	add	$16, %rdi
+	add	$16, %rax
+	dec	%ecx
+	jnz	1b
+	lea	idt(%rip), %rax
+	mov	%rax, idtr+2(%rip)
+	lidt	idtr(%rip)
+#ifndef GUEST_IFPOLL	/* IFPOLL: the same loop with nothing pending */
+	mov	$0xfee00000, %edi
+	movl	$0x1ff, 0xf0(%rdi)	/* SVR: enabled, spurious vector 0xff */
+	movl	$0xb, 0x3e0(%rdi)	/* timer divide by 1 */
+	movl	$0x20040, 0x320(%rdi)	/* LVT timer: periodic, vector 0x40 */
+	movl	$200000, 0x380(%rdi)	/* initial count */
+#endif
+#ifdef GUEST_IFTRAP_STI
+	sti
+#endif
+3:	mov	$0x3fd, %dx
+	in	%dx, %al
+	jmp	3b
+
+/* Every gate: "TRAP" and the vector, then the six quadwords above it
+ * (rip cs rflags rsp ss of the frame, or with an error code first) and
+ * CR2, in hex; an exception (vector < 32) then resets, an interrupt gets its EOI
+ * and returns. */
+trap:	push	%rax
+	push	%rbx
+	push	%rcx
+	push	%rdx
+	push	%rsi
+	lea	s_trap(%rip), %rsi
+	mov	$s_trap_end - s_trap, %ecx
+	call	puts
+	mov	40(%rsp), %rbx
+	call	puthex
+	xor	%esi, %esi
+4:	mov	$' ', %al
+	mov	$0x3f8, %dx
+	out	%al, %dx
+	mov	48(%rsp,%rsi,8), %rbx
+	push	%rsi
+	call	puthex
+	pop	%rsi
+	inc	%esi
+	cmp	$6, %esi
+	jb	4b
+	mov	$' ', %al
+	out	%al, %dx
+	mov	%cr2, %rbx
+	call	puthex
+	mov	$'\n', %al
+	mov	$0x3f8, %dx
+	out	%al, %dx
+	cmpq	$32, 40(%rsp)
+	jb	reset
+	mov	$0xfee000b0, %eax
+	movl	$0, (%rax)		/* EOI */
+#ifdef GUEST_IFTRAP_STI
+	incq	traps(%rip)
+	cmpq	$5, traps(%rip)
+	jae	reset
+#endif
+	pop	%rsi
+	pop	%rdx
+	pop	%rcx
+	pop	%rbx
+	pop	%rax
+	add	$8, %rsp
+	iretq
+
+	.balign	16
+stubs:
+	.set	vec, 0
+	.rept	256
+	.balign	16
+	pushq	$vec
+	jmp	trap
+	.set	vec, vec + 1
+	.endr
+	.balign	16
+idtr:	.word	256 * 16 - 1
+	.quad	0
+traps:	.quad	0
+s_trap:	.ascii	"TRAP "
+s_trap_end:
+	.balign	16
+idt:	.fill	256 * 16, 1, 0
 #endif
 halt:	hlt
 	jmp	halt
@@ -105,7 +213,8 @@ putmsr:	rdmsr
 	mov	%eax, %eax
 	or	%rdx, %rax
 	mov	%rax, %rbx
-	mov	$16, %ecx
+/* rbx -> 16 hex digits */
+puthex:	mov	$16, %ecx
 	mov	$0x3f8, %dx
 1:	rol	$4, %rbx
 	mov	%bl, %al

@@ -26,6 +26,8 @@
 #   TESTHOST_ACCEL=OPTS   QEMU's -accel for it (default tcg,thread=multi;
 #                         tcg,thread=single runs both CPUs on one thread)
 #   TESTHOST_VERBOSE=1    also copy the test host's console to stderr
+#   TESTHOST_MONITOR=SOCK QEMU's monitor on a Unix socket, to look at a
+#                         test host that locked up (`info registers -a`)
 set -eu
 export LOG_TAG=testhost
 here=$(cd "$(dirname "$0")" && pwd)
@@ -115,6 +117,7 @@ timeout -k 10 "$TIMEOUT" "$QEMU" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$REPO",mount_tag=repo,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$OUT",mount_tag=results,security_model=none,multidevs=remap \
+	${TESTHOST_MONITOR:+-monitor unix:"$TESTHOST_MONITOR",server=on,wait=off} \
 	</dev/null 2>"$ctl/qemu.err" &
 qpid=$!
 qrc=0
