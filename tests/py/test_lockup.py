@@ -26,9 +26,9 @@ def test_a_run_stopped_by_the_signal_is_clean_and_a_gate_that_ran_is_a_trap(tmp_
 
 def test_a_vmm_that_ends_by_itself_or_ignores_the_signal(tmp_path, monkeypatch):
     fake_vmm(tmp_path, monkeypatch, "echo 'vmm: error: vCPU 0: triple fault'\nexit 4\n")
-    assert lockup.one_run("x.img", 5, str(tmp_path / "a.log"))["outcome"] == "triple-fault"
+    assert lockup.one_run("x.img", 0.3, str(tmp_path / "a.log"))["outcome"] == "triple-fault"
     fake_vmm(tmp_path, monkeypatch, "exit 0\n")
-    assert lockup.one_run("x.img", 5, str(tmp_path / "b.log"))["outcome"] == "status 0"
+    assert lockup.one_run("x.img", 0.3, str(tmp_path / "b.log"))["outcome"] == "status 0"
     monkeypatch.setattr(lockup.subprocess.Popen, "wait",
                         _fast_wait(lockup.subprocess.Popen.wait))
     fake_vmm(tmp_path, monkeypatch, "trap '' TERM\nwhile :; do sleep 0.05; done\n")
