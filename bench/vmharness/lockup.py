@@ -105,14 +105,15 @@ def run_plan(args):
 
 
 def analyse(out_dir):
-    """A table per guest: runs, lock-ups of the test host with that
-    guest in flight, other ends, traps; the two guests' lock-up rates
-    compared (Fisher's exact test)."""
+    """A table per guest: runs, test-host boots that ended (locked up, or
+    died: a soft lockup panics it) with that guest in flight, other ends,
+    traps; the two guests' rates compared (Fisher's exact test)."""
     runs = plan.load_runs(out_dir)
     controls = [r for r in runs if r.get("control")]
     runs = [r for r in runs if not r.get("control")]
     ends = plan.load_testhost_ends(out_dir)
-    lines = ["| guest | runs | test-host lock-ups | rate | 95% CI | other ends | runs with a trap |",
+    lines = ["| guest | runs | test host stopped (lock-up or death) | rate | 95% CI | "
+             "other ends | runs with a trap |",
              "|---|---:|---:|---:|---|---|---:|"]
     totals = {}
     for g in sorted({r["config"] for r in runs} | {e["in_flight"]["config"] for e in ends
@@ -134,7 +135,7 @@ def analyse(out_dir):
     if len(totals) == 2:
         (g1, (l1, n1)), (g2, (l2, n2)) = sorted(totals.items())
         p = fisher_two_sided(l1, n1 - l1, l2, n2 - l2)
-        out += ("\nLock-ups: %s %d/%d, %s %d/%d; Fisher's exact test p = %.3g (%s)\n"
+        out += ("\nTest host stopped: %s %d/%d, %s %d/%d; Fisher's exact test p = %.3g (%s)\n"
                 % (g1, l1, n1, g2, l2, n2, p, "significant" if p < 0.05 else "not significant"))
     unknown = [e for e in ends if "in_flight" not in e]
     out += ("\nTest-host boots: %d; %d ended early (%s); %d with no run in flight (not in "

@@ -65,7 +65,7 @@ def test_lockups_count_against_the_guest_in_flight(tmp_path):
     out = lockup.analyse(str(tmp_path))
     assert "| ifpoll | 11 | 0 | 0.0% | 0.0-25.9% | triple-fault 1 | 0 |" in out
     assert "| iftrap | 10 | 2 | 20.0% | 5.7-51.0% | - | 1 |" in out
-    assert "Lock-ups: ifpoll 0/11, iftrap 2/10; Fisher's exact test p = 0.214 (not significant)" in out
+    assert "Test host stopped: ifpoll 0/11, iftrap 2/10; Fisher's exact test p = 0.214 (not significant)" in out
     assert "Test-host boots: 3; 3 ended early (lock-up, lock-up, death); 1 with no run in flight" in out
     assert "Controls (IF set) at each boot's start: 5/5/5 traps" in out
     assert (tmp_path / "lockup.md").read_text() == out
