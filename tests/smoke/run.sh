@@ -29,14 +29,7 @@ VMM=${1:-$REPO/build/vmm}
 # from the read-only checkout).
 IMG=$REPO/build/smoke
 build_images() {
-	mkdir -p "$IMG"
-	for g in RESET TRIPLE PANIC ECHO CPU; do
-		${CC:-cc} -c -DGUEST_$g -x assembler-with-cpp "$here/guest.S" \
-			-o "$IMG/$g.o" &&
-		objcopy -O binary -j .text "$IMG/$g.o" "$IMG/$g.bin" &&
-		python3 "$here/mkimage.py" "$IMG/$g.bin" "$IMG/$g.img" ||
-			{ echo "cannot build guest $g"; exit 1; }
-	done
+	"$here/mkguest.sh" "$IMG" RESET TRIPLE PANIC ECHO CPU || exit 1
 	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/bad-magic.img" --bad-magic
 	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/no64.img" --no-64
 	python3 "$here/mkimage.py" "$IMG/RESET.bin" "$IMG/old.img" --old
