@@ -83,6 +83,64 @@ entry:
 	mov	$0x3f8, %dx
 	out	%al, %dx
 	jmp	reset
+#elif defined(GUEST_EXITCOST)
+	/* What one exit to the VMM costs, by kind: 4096 port writes (an
+	 * IOIO exit each, which names port and value), then 4096 MMIO
+	 * writes to a hole in the PCI window (a nested page fault each,
+	 * whose instruction KVM must fetch and decode), three rounds.
+	 * Prints each loop's TSC ticks in hex: "P <ticks> M <ticks>". */
+	mov	$3, %r12d
+4:	mov	$'P', %al
+	call	putc_sp
+	rdtsc
+	shl	$32, %rdx
+	or	%rax, %rdx
+	mov	%rdx, %r9
+	mov	$4096, %r8d
+	mov	$0x80, %dx		/* the POST port: claimed, ignored */
+1:	out	%ax, %dx
+	dec	%r8d
+	jnz	1b
+	call	tsc_since
+	mov	$'M', %al
+	call	putc_sp
+	rdtsc
+	shl	$32, %rdx
+	or	%rax, %rdx
+	mov	%rdx, %r9
+	mov	$4096, %r8d
+	mov	$0xd0000000, %edi	/* no BAR decodes here */
+2:	movw	%ax, (%rdi)
+	dec	%r8d
+	jnz	2b
+	call	tsc_since
+	mov	$'\n', %al
+	mov	$0x3f8, %dx
+	out	%al, %dx
+	dec	%r12d
+	jnz	4b
+	jmp	reset
+
+/* r9: an earlier TSC -> prints the ticks since, 16 hex digits, a space */
+tsc_since:
+	rdtsc
+	shl	$32, %rdx
+	or	%rax, %rdx
+	sub	%r9, %rdx
+	mov	%rdx, %rbx
+	call	puthex
+	mov	$' ', %al
+	mov	$0x3f8, %dx
+	out	%al, %dx
+	ret
+
+/* al: a character, then a space */
+putc_sp:
+	mov	$0x3f8, %dx
+	out	%al, %dx
+	mov	$' ', %al
+	out	%al, %dx
+	ret
 #elif defined(GUEST_IFTRAP) || defined(GUEST_IFTRAP_STI) || defined(GUEST_IFPOLL)
 	/* Does an interrupt arrive while IF is clear?  An IDT whose every
 	 * gate reports (trap, below); the LAPIC timer periodic at vector
