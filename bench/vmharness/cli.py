@@ -14,6 +14,9 @@ is vmbench's own options (vmbench.py: fio jobs under configurations).
   bench/vmbench lockup [-c ifpoll -c iftrap] [-n N] [--seconds S]
       does the test host lock up under a tiny guest that keeps an
       interrupt pending with IF clear (lockup.py)
+  bench/vmbench exitcost [-n N]
+      what one exit of a nested guest costs in the test host, by kind
+      (port I/O, MMIO, in KVM or out to the VMM) (exitcost.py)
   bench/vmbench boot [-c CONFIG]... [-r R] [--kernels stock,small]
       launch to /init per stage, ours beside QEMU (pc, PVH, microvm) on
       the same kernel files (boot.py)
@@ -35,9 +38,9 @@ import os
 import sys
 import time
 
-from . import boot, cpuid, deaths, lockup, mainjob, paths, plan, profile, pytestrun, testhost, vmbench
+from . import boot, cpuid, deaths, exitcost, lockup, mainjob, paths, plan, profile, pytestrun, testhost, vmbench
 
-COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost", "lockup")
+COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost", "lockup", "exitcost")
 
 # A scenario's test-host boot may run a whole plan (100 deaths runs: about
 # 40 minutes); the test host's own default limit is 30.
@@ -133,6 +136,9 @@ def main(argv):
                          "pending and IF clear", queues=1, disk_mb=0)
     lk.add_argument("-n", type=int, default=30, help="rounds: runs per guest")
     lk.add_argument("--seconds", type=float, default=5, help="per run")
+    ec = scenario_parser("exitcost", "what one exit costs in the test host, by kind",
+                         queues=1, disk_mb=0)
+    ec.add_argument("-n", type=int, default=5, help="runs of the guest")
     b = scenario_parser("boot", "launch to /init per stage, ours and QEMU's",
                         queues=1, disk_mb=64)
     b.add_argument("-r", "--repeats", type=int, default=5)
@@ -203,6 +209,8 @@ def main(argv):
             return vmbench.main(["--analyze", args.out])
         if os.path.exists(os.path.join(args.out, "boot.md")):
             sys.stdout.write(boot.analyse(args.out))
+        elif os.path.exists(os.path.join(args.out, "exitcost.md")):
+            sys.stdout.write(exitcost.analyse(args.out))
         elif os.path.exists(os.path.join(args.out, "lockup.md")):
             sys.stdout.write(lockup.analyse(args.out))
         elif os.path.exists(os.path.join(args.out, "cpuid.md")):
@@ -231,10 +239,15 @@ def main(argv):
                 ap.error("lockup: -c %s: one of %s" % (c, ", ".join(sorted(lockup.GUESTS))))
         if not args.inner:
             lockup.build_images()
+    if args.cmd == "exitcost":
+        if args.config:
+            ap.error("exitcost: no configurations: one guest under our VMM")
+        if not args.inner:
+            exitcost.build_images()
     args.config = args.config or ["qemu", "vmm"]
     scenario = {"deaths": deaths, "cpuid": cpuid, "boot": boot,
-                "lockup": lockup}.get(args.cmd, profile)
-    if args.cmd not in ("cpuid", "boot", "lockup"):
+                "lockup": lockup, "exitcost": exitcost}.get(args.cmd, profile)
+    if args.cmd not in ("cpuid", "boot", "lockup", "exitcost"):
         args.job = args.job or (["verify", "randread-4k"] if args.cmd == "deaths"
                                 else ["seed-randread"])
     if args.seed is None:

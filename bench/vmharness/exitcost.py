@@ -1,0 +1,105 @@
+"""bench/vmbench exitcost: what one exit of a nested guest costs in the
+test host, by kind.  No Linux guest, no disk: the EXITCOST guest of
+tests/smoke/guest.S under our VMM, N runs one after another, each three
+rounds of 4096 exits of each kind, timed with the TSC:
+
+  C  cpuid                       handled in the test host's KVM, nothing
+                                 to decode
+  I  a port read (the PIC's IMR) port I/O handled in KVM
+  L  an MMIO read (the LAPIC's   MMIO handled in KVM, whose instruction
+     version register)           KVM fetches and decodes, as it does for
+                                 a virtio-pci kick on a memory BAR
+  P  a port write (POST port)    port I/O out to the VMM and back
+  M  an MMIO write to a hole     MMIO decoded, out to the VMM and back
+
+The table gives, per kind, the median of every round but each run's
+first (a warm-up) in TSC ticks per exit and in microseconds (the test
+host's TSC rate, from its kernel log).  A guest this small refills few
+TLB entries after each world switch; a Linux guest's exits cost at
+least this much."""
+import json
+import os
+import re
+import statistics
+import subprocess
+import time
+
+from . import paths, plan
+
+GUEST = "EXITCOST"
+IMAGES = os.path.join(paths.BUILD, "exitcost")
+EXITS = 4096  # per loop, as guest.S has it
+KINDS = {
+    "C": "cpuid (in KVM, nothing decoded)",
+    "I": "port read, the PIC (in KVM)",
+    "L": "MMIO read, the LAPIC (in KVM, decoded)",
+    "P": "port write, out to the VMM",
+    "M": "MMIO write, decoded, out to the VMM",
+}
+BOOTS = 2
+
+
+def build_images(out=IMAGES):
+    subprocess.run([os.path.join(paths.REPO, "tests", "smoke", "mkguest.sh"), out, GUEST],
+                   check=True)
+
+
+def parse_rounds(text):
+    """The rounds of one run's output after its first, as
+    {kind: ticks per exit}; a line cut short is no round."""
+    rounds = []
+    for line in text.splitlines():
+        pairs = re.findall(r"\b([CILPM]) ([0-9a-f]{16})\b", line)
+        if sorted(k for k, _ in pairs) == sorted(KINDS):
+            rounds.append({k: int(v, 16) / EXITS for k, v in pairs})
+    return rounds[1:]
+
+
+def tsc_mhz(kernel_log):
+    m = re.search(r"tsc: Detected ([0-9.]+) MHz", kernel_log)
+    return float(m.group(1)) if m else None
+
+
+def run_plan(args):
+    os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
+    log = subprocess.run(["dmesg"], capture_output=True, text=True).stdout
+    done = len(plan.load_runs(args.out))
+    for i in range(done, args.n):
+        path = os.path.join(args.out, "logs", "run%02d.log" % i)
+        with open(path, "wb") as f:
+            rc = subprocess.run([paths.VMM_BIN, "run", "-k", os.path.join(IMAGES, GUEST + ".img"),
+                                 "-m", "32M"], stdin=subprocess.DEVNULL, stdout=f,
+                                stderr=subprocess.STDOUT, timeout=300).returncode
+        with open(path) as f:
+            rounds = parse_rounds(f.read())
+        plan.record(args.out, {"run": i, "status": rc, "rounds": rounds,
+                               "tsc_mhz": tsc_mhz(log), "time": time.time()})
+        print("vmbench: run %d status %d, %d rounds" % (i, rc, len(rounds)), flush=True)
+
+
+def table(rounds, mhz):
+    lines = ["| exit | TSC ticks per exit (median) | us per exit | rounds |",
+             "|---|---:|---:|---:|"]
+    for k, what in KINDS.items():
+        med = statistics.median(r[k] for r in rounds)
+        us = "%.1f" % (med / mhz) if mhz else "-"
+        lines.append("| %s: %s | %s | %s | %d |" % (k, what, format(round(med), ","), us,
+                                                  len(rounds)))
+    return "\n".join(lines) + "\n"
+
+
+def analyse(out_dir):
+    runs = plan.load_runs(out_dir)
+    rounds = [r for run in runs for r in run["rounds"]]
+    bad = [run["run"] for run in runs if run["status"] != 0]
+    if not rounds:
+        out = "exitcost: no complete round in %d runs\n" % len(runs)
+    else:
+        mhz = next((run["tsc_mhz"] for run in runs if run.get("tsc_mhz")), None)
+        out = table(rounds, mhz)
+        out += "\n%d runs, TSC %s MHz%s\n" % (
+            len(runs), "%.0f" % mhz if mhz else "unknown",
+            "; runs that did not end with status 0: %s" % bad if bad else "")
+    with open(os.path.join(out_dir, "exitcost.md"), "w") as f:
+        f.write(out)
+    return out
