@@ -37,6 +37,7 @@ KINDS = {
     "M": "MMIO write, decoded, out to the VMM",
 }
 BOOTS = 2
+RUN_TIMEOUT_S = 300
 
 
 def build_images(out=IMAGES):
@@ -67,14 +68,18 @@ def run_plan(args):
     for i in range(done, args.n):
         path = os.path.join(args.out, "logs", "run%02d.log" % i)
         with open(path, "wb") as f:
-            rc = subprocess.run([paths.VMM_BIN, "run", "-k", os.path.join(IMAGES, GUEST + ".img"),
-                                 "-m", "32M"], stdin=subprocess.DEVNULL, stdout=f,
-                                stderr=subprocess.STDOUT, timeout=300).returncode
+            try:  # a run takes a few seconds; a hung one is recorded
+                rc = subprocess.run([paths.VMM_BIN, "run", "-k",
+                                     os.path.join(IMAGES, GUEST + ".img"), "-m", "32M"],
+                                    stdin=subprocess.DEVNULL, stdout=f,
+                                    stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
         with open(path) as f:
             rounds = parse_rounds(f.read())
         plan.record(args.out, {"run": i, "status": rc, "rounds": rounds,
                                "tsc_mhz": tsc_mhz(log), "time": time.time()})
-        print("vmbench: run %d status %d, %d rounds" % (i, rc, len(rounds)), flush=True)
+        print("vmbench: run %d status %s, %d rounds" % (i, rc, len(rounds)), flush=True)
 
 
 def table(rounds, mhz):

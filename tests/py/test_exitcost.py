@@ -37,3 +37,17 @@ def test_no_round_at_all_says_so(tmp_path):
     (tmp_path / "runs.jsonl").write_text(json.dumps(
         {"run": 0, "status": 4, "tsc_mhz": None, "rounds": []}) + "\n")
     assert exitcost.analyse(str(tmp_path)) == "exitcost: no complete round in 1 runs\n"
+
+
+def test_a_hung_guest_is_recorded_and_the_plan_goes_on(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+    from vmharness import paths
+    vmm = tmp_path / "vmm"
+    vmm.write_text("#!/bin/sh\necho 'smoke guest up'\nexec sleep 5\n")
+    vmm.chmod(0o755)
+    monkeypatch.setattr(paths, "VMM_BIN", str(vmm))
+    monkeypatch.setattr(exitcost, "RUN_TIMEOUT_S", 0.3)
+    exitcost.run_plan(SimpleNamespace(out=str(tmp_path / "out"), n=2))
+    runs = [json.loads(l) for l in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    assert [(r["run"], r["status"], r["rounds"]) for r in runs] == [
+        (0, "timeout", []), (1, "timeout", [])]
