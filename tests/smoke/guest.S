@@ -1,7 +1,9 @@
 /* Tiny 64-bit test guests for `vmm run` on any KVM (tests/smoke/run.sh).
  * Entered at the bzImage 64-bit entry (protected-mode start + 0x200) in
- * long mode with the VMM's identity page tables.  One of GUEST_RESET,
- * GUEST_TRIPLE, GUEST_PANIC, GUEST_ECHO, GUEST_CPU selects what it does. */
+ * long mode with the VMM's identity page tables.  GUEST_<NAME> selects
+ * what it does: RESET, TRIPLE, PANIC, ECHO and CPU (the smoke tests);
+ * IFPOLL, IFTRAP and IFTRAP_STI (bench/vmbench lockup); EXITCOST
+ * (bench/vmbench exitcost).  tests/smoke/mkguest.sh builds them. */
 	.code64
 	.text
 	.globl _start
