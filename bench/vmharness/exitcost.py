@@ -3,11 +3,13 @@ test host, by kind.  No Linux guest, no disk: the EXITCOST guest of
 tests/smoke/guest.S under our VMM, N runs one after another, each three
 rounds of 4096 exits of each kind, timed with the TSC:
 
-  C  cpuid                       handled in the test host's KVM, nothing
-                                 to decode
-  I  a port read (the PIC's IMR) port I/O handled in KVM
-  L  an MMIO read (the LAPIC's   MMIO handled in KVM, whose instruction
-     version register)           KVM fetches and decodes, as it does for
+  C  cpuid                       handled in the test host's KVM (which,
+                                 with no nrip-save in the emulated CPU,
+                                 decodes it to skip it)
+  I  a port read (the PIC's IMR) port I/O handled in KVM (the exit gives
+                                 port and next rip: nothing to decode)
+  L  an MMIO read (the LAPIC's   a nested page fault handled in KVM by
+     version register)           emulating the instruction, the path of
                                  a virtio-pci kick on a memory BAR
   P  a port write (POST port)    port I/O out to the VMM and back
   M  an MMIO write to a hole     MMIO decoded, out to the VMM and back
@@ -30,9 +32,9 @@ GUEST = "EXITCOST"
 IMAGES = os.path.join(paths.BUILD, "exitcost")
 EXITS = 4096  # per loop, as guest.S has it
 KINDS = {
-    "C": "cpuid (in KVM, nothing decoded)",
-    "I": "port read, the PIC (in KVM)",
-    "L": "MMIO read, the LAPIC (in KVM, decoded)",
+    "C": "cpuid (in KVM, decoded to skip it)",
+    "I": "port read, the PIC (in KVM, nothing decoded)",
+    "L": "MMIO read, the LAPIC (in KVM, emulated)",
     "P": "port write, out to the VMM",
     "M": "MMIO write, decoded, out to the VMM",
 }
@@ -51,7 +53,7 @@ def parse_rounds(text):
     rounds = []
     for line in text.splitlines():
         pairs = re.findall(r"\b([CILPM]) ([0-9a-f]{16})\b", line)
-        if sorted(k for k, _ in pairs) == sorted(KINDS):
+        if [k for k, _ in pairs] == list(KINDS):
             rounds.append({k: int(v, 16) / EXITS for k, v in pairs})
     return rounds[1:]
 
@@ -67,6 +69,7 @@ def run_plan(args):
     done = len(plan.load_runs(args.out))
     for i in range(done, args.n):
         path = os.path.join(args.out, "logs", "run%02d.log" % i)
+        plan.set_in_flight(args.out, {"run": i})
         with open(path, "wb") as f:
             try:  # a run takes a few seconds; a hung one is recorded
                 rc = subprocess.run([paths.VMM_BIN, "run", "-k",
@@ -75,10 +78,12 @@ def run_plan(args):
                                     stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S).returncode
             except subprocess.TimeoutExpired:
                 rc = "timeout"
-        with open(path) as f:
-            rounds = parse_rounds(f.read())
+        with open(path, "rb") as f:
+            rounds = parse_rounds(f.read().decode("ascii", "replace"))
         plan.record(args.out, {"run": i, "status": rc, "rounds": rounds,
                                "tsc_mhz": tsc_mhz(log), "time": time.time()})
+        plan.set_in_flight(args.out, None)
+        analyse(args.out)  # the table so far: analyse OUT finds it
         print("vmbench: run %d status %s, %d rounds" % (i, rc, len(rounds)), flush=True)
 
 
@@ -105,6 +110,11 @@ def analyse(out_dir):
         out += "\n%d runs, TSC %s MHz%s\n" % (
             len(runs), "%.0f" % mhz if mhz else "unknown",
             "; runs that did not end with status 0: %s" % bad if bad else "")
+    ends = plan.load_testhost_ends(out_dir)
+    if ends:
+        out += "Test-host boots that ended early: %s\n" % ", ".join(
+            "%s (run %s in flight)" % (e["kind"], (e.get("in_flight") or {}).get("run", "?"))
+            for e in ends)
     with open(os.path.join(out_dir, "exitcost.md"), "w") as f:
         f.write(out)
     return out
