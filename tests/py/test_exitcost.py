@@ -6,8 +6,8 @@ from types import SimpleNamespace
 from vmharness import exitcost, paths
 
 LINE = ("C 0000000000001000 I 0000000000002000 L 0000000000003000 "
-        "P 0000000000004000 M 0000000000005000 ")
-ROUND = {"C": 1.0, "I": 2.0, "L": 3.0, "P": 4.0, "M": 5.0}
+        "P 0000000000004000 M 0000000000005000 T 0000000000006000 W 0000000000008000 ")
+ROUND = {"C": 1.0, "I": 2.0, "L": 3.0, "P": 4.0, "M": 5.0, "T": 6.0, "W": 8.0}
 
 
 def test_rounds_skip_the_warm_up_and_lines_cut_short_or_garbled():
@@ -29,17 +29,22 @@ def write_runs(path, rows):
 
 
 def test_the_table_is_each_kinds_median_over_runs_in_ticks_and_microseconds(tmp_path):
-    def rnd(c):
-        return {"C": c, "I": 2000.0, "L": 3000.0, "P": 4000.0, "M": 5000.0}
+    def rnd(c, w=7000.0):
+        return {"C": c, "I": 2000.0, "L": 3000.0, "P": 4000.0, "M": 5000.0,
+                "T": 6000.0, "W": w}
     write_runs(tmp_path, [
-        {"run": 0, "status": 0, "tsc_mhz": 1000.0, "rounds": [rnd(2000.0), rnd(4000.0)]},
-        {"run": 1, "status": 4, "tsc_mhz": 1000.0, "rounds": [rnd(100000.0)]}])
+        {"run": 0, "status": 0, "tsc_mhz": 1000.0,
+         "rounds": [rnd(2000.0, 9000.0), rnd(4000.0, 10000.0)]},
+        {"run": 1, "status": 4, "tsc_mhz": 1000.0, "rounds": [rnd(100000.0, 20000.0)]}])
     out = exitcost.analyse(str(tmp_path))
     assert "| C: cpuid (in KVM, decoded to skip it) | 4,000 | 4.0 | 3 |" in out
     assert "| I: port read, the PIC (in KVM, nothing decoded) | 2,000 | 2.0 | 3 |" in out
     assert "| L: MMIO read, the LAPIC (in KVM, emulated) | 3,000 | 3.0 | 3 |" in out
     assert "| P: port write, out to the VMM | 4,000 | 4.0 | 3 |" in out
-    assert "| M: MMIO write, decoded, out to the VMM | 5,000 | 5.0 | 3 |" in out
+    assert "| M: MMIO write, emulated, out to the VMM | 5,000 | 5.0 | 3 |" in out
+    assert "| T: 512 page reads, no exit | 6,000 | 6.0 | 3 |" in out
+    assert "| W: 512 page reads, then I's port read | 10,000 | 10.0 | 3 |" in out
+    assert "| W - T: a port read with 512 pages to touch again | 4,000 | 4.0 | 3 |" in out
     assert "2 runs, TSC 1000 MHz; runs that did not end with status 0: [1]" in out
     assert (tmp_path / "exitcost.md").read_text() == out
 

@@ -88,13 +88,18 @@ entry:
 #elif defined(GUEST_EXITCOST)
 	/* What one exit costs, by kind: 4096 of each, three rounds, each
 	 * loop's TSC ticks printed in hex after its letter:
-	 *   C cpuid                 handled in KVM, nothing to decode
-	 *   I in from the PIC's IMR  port I/O handled in KVM
-	 *   L read of the LAPIC's version register: MMIO handled in KVM,
-	 *     whose instruction KVM fetches and decodes (as a virtio-pci
-	 *     kick through an ioeventfd on a memory BAR)
-	 *   P out to the POST port   port I/O, out to the VMM and back
-	 *   M write to a PCI hole    MMIO, decoded, out to the VMM and back */
+	 *   C cpuid, handled in KVM (which decodes it to skip it when the
+	 *     CPU has no nrip-save)
+	 *   I in from the PIC's IMR: port I/O handled in KVM, nothing to
+	 *     decode (the exit names port and next rip)
+	 *   L read of the LAPIC's version register: MMIO that KVM handles
+	 *     by emulating the instruction, as it does a virtio-pci kick
+	 *     through an ioeventfd on a memory BAR
+	 *   P out to the POST port: port I/O, out to the VMM and back
+	 *   M write to a PCI hole: MMIO, emulated, out to the VMM and back
+	 *   T a read of each of 512 pages, no exit
+	 *   W the same 512 reads, then I's port read: W - T is what an
+	 *     exit costs a guest with that working set to touch again */
 	mov	$3, %r12d
 5:	mov	$'C', %al
 	call	loop_start
@@ -130,12 +135,35 @@ entry:
 	dec	%r8d
 	jnz	1b
 	call	tsc_since
+	mov	$'T', %al
+	call	loop_start
+1:	call	touch
+	dec	%r8d
+	jnz	1b
+	call	tsc_since
+	mov	$'W', %al
+	call	loop_start
+1:	call	touch
+	in	$0x21, %al
+	dec	%r8d
+	jnz	1b
+	call	tsc_since
 	mov	$'\n', %al
 	mov	$0x3f8, %dx
 	out	%al, %dx
 	dec	%r12d
 	jnz	5b
 	jmp	reset
+
+/* One byte of each of 512 pages from 4 MiB (free RAM under the 32M
+ * guest: the image sits at 16 MiB, the boot data below 1 MiB). */
+touch:	mov	$0x400000, %esi
+	mov	$512, %ecx
+1:	mov	(%rsi), %al
+	add	$4096, %rsi
+	dec	%ecx
+	jnz	1b
+	ret
 
 /* al: the loop's letter -> printed; r9: the TSC now; r8d: 4096 */
 loop_start:
