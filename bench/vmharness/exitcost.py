@@ -22,7 +22,6 @@ first (a warm-up) in TSC ticks per exit (per loop pass for T and W) and
 in microseconds (the test host's TSC rate, from its kernel log), and
 W - T.  C to M touch almost no memory between exits; W - T against I
 shows what refilling a working set after each world switch adds."""
-import json
 import os
 import re
 import statistics
@@ -57,7 +56,7 @@ def parse_rounds(text):
     {kind: ticks per exit}; a line cut short is no round."""
     rounds = []
     for line in text.splitlines():
-        pairs = re.findall(r"\b([CILPMTW]) ([0-9a-f]{16})\b", line)
+        pairs = re.findall(r"\b([%s]) ([0-9a-f]{16})\b" % "".join(KINDS), line)
         if [k for k, _ in pairs] == list(KINDS):
             rounds.append({k: int(v, 16) / EXITS for k, v in pairs})
     return rounds[1:]

@@ -3,7 +3,7 @@ the table over runs."""
 import json
 from types import SimpleNamespace
 
-from vmharness import exitcost, paths
+from vmharness import exitcost
 
 LINE = ("C 0000000000001000 I 0000000000002000 L 0000000000003000 "
         "P 0000000000004000 M 0000000000005000 T 0000000000006000 W 0000000000008000 ")
@@ -59,14 +59,12 @@ def test_no_round_at_all_and_a_test_host_that_ended_early_say_so(tmp_path):
     assert (tmp_path / "exitcost.md").read_text() == out
 
 
-def test_runs_go_on_after_a_hung_guest_and_resume_where_they_stopped(tmp_path, monkeypatch):
-    vmm = tmp_path / "vmm"
-    vmm.write_text("#!/bin/sh\necho \"$@\" > \"$0.args\"\necho 'smoke guest up'\n"
-                   "[ -e \"$0.hang\" ] && exec sleep 5\n"
-                   "for i in 1 2; do echo '%s'; done\n" % LINE)
-    vmm.chmod(0o755)
+def test_runs_go_on_after_a_hung_guest_and_resume_where_they_stopped(
+        tmp_path, monkeypatch, fake_vmm):
+    fake_vmm("echo \"$@\" > \"$0.args\"\necho 'smoke guest up'\n"
+             "[ -e \"$0.hang\" ] && exec sleep 5\n"
+             "for i in 1 2; do echo '%s'; done\n" % LINE)
     (tmp_path / "vmm.hang").write_text("")
-    monkeypatch.setattr(paths, "VMM_BIN", str(vmm))
     monkeypatch.setattr(exitcost, "RUN_TIMEOUT_S", 0.3)
     out = tmp_path / "out"
     exitcost.run_plan(SimpleNamespace(out=str(out), n=1))

@@ -2,36 +2,29 @@
 and the table of lock-ups per guest."""
 import json
 
-from vmharness import lockup, paths
+from vmharness import lockup
 
 
-def fake_vmm(tmp_path, monkeypatch, script):
-    vmm = tmp_path / "vmm"
-    vmm.write_text("#!/bin/sh\n" + script)
-    vmm.chmod(0o755)
-    monkeypatch.setattr(paths, "VMM_BIN", str(vmm))
-
-
-def test_a_run_stopped_by_the_signal_is_clean_and_a_gate_that_ran_is_a_trap(tmp_path, monkeypatch):
+def test_a_run_stopped_by_the_signal_is_clean_and_a_gate_that_ran_is_a_trap(tmp_path, fake_vmm):
     # Like the VMM: SIGTERM ends it with 128 + 15.
-    fake_vmm(tmp_path, monkeypatch, "trap 'exit 143' TERM\necho 'smoke guest up'\n"
+    fake_vmm("trap 'exit 143' TERM\necho 'smoke guest up'\n"
              "while :; do sleep 0.05; done\n")
     assert lockup.one_run("x.img", 0.3, str(tmp_path / "a.log")) == {
         "status": 143, "traps": 0, "outcome": "clean"}
-    fake_vmm(tmp_path, monkeypatch, "trap 'exit 143' TERM\necho 'TRAP 0000000000000040 1'\n"
+    fake_vmm("trap 'exit 143' TERM\necho 'TRAP 0000000000000040 1'\n"
              "echo 'TRAP 0000000000000040 2'\nwhile :; do sleep 0.05; done\n")
     assert lockup.one_run("x.img", 0.3, str(tmp_path / "b.log")) == {
         "status": 143, "traps": 2, "outcome": "trap"}
 
 
-def test_a_vmm_that_ends_by_itself_or_ignores_the_signal(tmp_path, monkeypatch):
-    fake_vmm(tmp_path, monkeypatch, "echo 'vmm: error: vCPU 0: triple fault'\nexit 4\n")
+def test_a_vmm_that_ends_by_itself_or_ignores_the_signal(tmp_path, monkeypatch, fake_vmm):
+    fake_vmm("echo 'vmm: error: vCPU 0: triple fault'\nexit 4\n")
     assert lockup.one_run("x.img", 0.3, str(tmp_path / "a.log"))["outcome"] == "triple-fault"
-    fake_vmm(tmp_path, monkeypatch, "exit 0\n")
+    fake_vmm("exit 0\n")
     assert lockup.one_run("x.img", 0.3, str(tmp_path / "b.log"))["outcome"] == "status 0"
     monkeypatch.setattr(lockup.subprocess.Popen, "wait",
                         _fast_wait(lockup.subprocess.Popen.wait))
-    fake_vmm(tmp_path, monkeypatch, "trap '' TERM\nwhile :; do sleep 0.05; done\n")
+    fake_vmm("trap '' TERM\nwhile :; do sleep 0.05; done\n")
     assert lockup.one_run("x.img", 0.2, str(tmp_path / "c.log")) == {
         "status": 137, "traps": 0, "outcome": "status 137"}  # SIGKILL
 

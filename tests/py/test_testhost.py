@@ -38,24 +38,17 @@ def test_a_silent_test_host_is_stopped(tmp_path, monkeypatch):
     assert time.time() - t0 < 10
 
 
-def fake_vmm(tmp_path, monkeypatch, script):
-    vmm = tmp_path / "vmm"
-    vmm.write_text("#!/bin/sh\n" + script)
-    vmm.chmod(0o755)
-    monkeypatch.setattr(paths, "VMM_BIN", str(vmm))
+def test_probe_reads_status_verdict_and_speed(tmp_path, monkeypatch, fake_vmm):
     monkeypatch.delenv("TESTHOST", raising=False)
-
-
-def test_probe_reads_status_verdict_and_speed(tmp_path, monkeypatch):
-    fake_vmm(tmp_path, monkeypatch, "echo 'guest loop: 500000 iterations in 573.034 ms,"
+    fake_vmm("echo 'guest loop: 500000 iterations in 573.034 ms,"
              " 1146.1 ns each'\necho 'verdict: emulated' >&2\necho noise\nexit 6\n")
     rc, text, ns = testhost.probe()
     assert rc == 6 and ns == 1146.1
     assert text == "guest loop: 500000 iterations in 573.034 ms, 1146.1 ns each verdict: emulated "
     assert not testhost.kvm_is_fast()
-    fake_vmm(tmp_path, monkeypatch, "echo 'guest loop: 9 iterations, 2.5 ns each'\n")
+    fake_vmm("echo 'guest loop: 9 iterations, 2.5 ns each'\n")
     assert testhost.probe()[::2] == (0, 2.5) and testhost.kvm_is_fast()
-    fake_vmm(tmp_path, monkeypatch, "sleep 5\n")
+    fake_vmm("sleep 5\n")
     assert testhost.probe(timeout_s=0.5) == (124, "probe timed out", None)
     monkeypatch.setattr(paths, "VMM_BIN", str(tmp_path / "none"))
     assert testhost.probe()[0] == 127

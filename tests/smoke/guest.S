@@ -171,18 +171,21 @@ loop_start:
 	out	%al, %dx
 	mov	$' ', %al
 	out	%al, %dx
-	rdtsc
-	shl	$32, %rdx
-	or	%rax, %rdx
+	call	tsc_now
 	mov	%rdx, %r9
 	mov	$4096, %r8d
 	ret
 
-/* r9: an earlier TSC -> prints the ticks since, 16 hex digits, a space */
-tsc_since:
+/* rdx: the 64-bit TSC (rax clobbered) */
+tsc_now:
 	rdtsc
 	shl	$32, %rdx
 	or	%rax, %rdx
+	ret
+
+/* r9: an earlier TSC -> prints the ticks since, 16 hex digits, a space */
+tsc_since:
+	call	tsc_now
 	sub	%r9, %rdx
 	mov	%rdx, %rbx
 	call	puthex
