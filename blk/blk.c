@@ -56,8 +56,10 @@ int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
 		pthread_mutex_init(&d->q[i].lock, NULL);
 		pthread_cond_init(&d->q[i].cond, NULL);
 	}
-	for (unsigned int i = 0; i < d->nq && !ret; i++)
+	for (unsigned int i = 0; i < d->nq && !ret; i++) {
+		d->q[i].cpu = o->pin ? o->queue_cpu[i] : -1;
 		ret = blk_queue_spawn(&d->q[i], i);
+	}
 	if (ret) {
 		snprintf(msg, msglen, "cannot create iothreads: %s",
 			 strerror(-ret));

@@ -32,6 +32,10 @@ struct blk_opts {
 	unsigned int poll_us; /* most an idle iothread polls before sleeping */
 	enum blk_engine engine;
 	char serial[BLK_ID_BYTES + 1];
+	/* Set by the VMM (--pin on), not by the spec: queue i's iothread
+	 * runs on host CPU queue_cpu[i]. */
+	bool pin;
+	int queue_cpu[BLK_MAX_QUEUES];
 };
 
 #define BLK_POLL_US_DEFAULT 32 /* as QEMU's iothread poll-max-ns */

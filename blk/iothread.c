@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "blk/queue.h"
+#include "host/affinity.h"
 #include "host/clock.h"
 #include "host/log.h"
 #include "host/sandbox.h"
@@ -382,6 +383,7 @@ static void *blk_queue_thread(void *arg)
 	 * device waits: each request is still served as soon as this thread
 	 * runs and each completion published at once. */
 	pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+	affinity_pin_thread(q->cpu, name);
 	sandbox_enter(SANDBOX_IOTHREAD);
 	pthread_mutex_lock(&q->lock);
 	for (;;) {

@@ -17,6 +17,7 @@ enum blk_qstate { BLK_Q_IDLE, BLK_Q_STARTING, BLK_Q_RUNNING, BLK_Q_EXIT };
 struct blk_queue {
 	struct virtq vq;
 	unsigned int index;        /* in the device, for the thread's name */
+	int cpu;                   /* host CPU the thread is bound to, or -1 */
 	const char *name;          /* the disk's file, or "ram", for messages */
 	const struct blk_req_limits *limits;
 	const struct blk_backend_ops *ops;

@@ -19,6 +19,7 @@ static const struct option run_opts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "stats", required_argument, NULL, 'S' },
 	{ "sandbox", required_argument, NULL, 'B' },
+	{ "pin", required_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -113,6 +114,14 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 			return -1;
 		}
 		c->no_sandbox = !strcmp(optarg, "off");
+		return 0;
+	case 'P':
+		if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+			snprintf(msg, msglen, "--pin: '%s' is not on or off",
+				 optarg);
+			return -1;
+		}
+		c->pin = !strcmp(optarg, "on");
 		return 0;
 	default:
 		return -1;

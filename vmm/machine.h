@@ -58,11 +58,14 @@ struct vmm_config {
 	struct blk_opts disk[VMM_MAX_DISKS];
 	bool quiet_console; /* no terminal handling: stdin not a tty */
 	bool no_sandbox;    /* --sandbox off */
+	bool pin;           /* --pin on: vcpu_cpu and each disk's queue_cpu */
+	int vcpu_cpu[VMM_MAX_CPUS]; /* host CPU of vCPU i, with pin */
 };
 
 struct vcpu {
 	struct machine *m;
 	unsigned int id;
+	int cpu; /* host CPU it is bound to (--pin on), or -1 */
 	int fd;
 	struct kvm_run *run;
 	pthread_t thread;

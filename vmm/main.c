@@ -2,6 +2,7 @@
  * calls exit(). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/affinity.h"
 #include "host/sandbox.h"
 #include "hw/boot.h"
 #include "vmm/cmdline.h"
@@ -87,6 +89,12 @@ static const char usage_run[] =
 	"      --sandbox on|off  after set-up, each thread runs under a seccomp\n"
 	"                        filter that allows only the system calls its\n"
 	"                        kind needs (default on; off is for debugging)\n"
+	"      --pin on|off      bind vCPU i to the i-th host CPU this process may\n"
+	"                        use (see taskset), and each disk's queue q's\n"
+	"                        iothread to the CPU of vCPU q (modulo the vCPU\n"
+	"                        count), whose requests and interrupts it carries\n"
+	"                        (default off; on helps where vCPUs and\n"
+	"                        iothreads outnumber the host's CPUs)\n"
 	"  -h, --help            show this help and exit\n"
 	"\n"
 	"SIZE is a number of MiB, or a number with a K, M or G suffix.\n"
@@ -271,6 +279,32 @@ static int load_inputs(const struct vmm_config *c, struct inputs *in,
 	return open_disks(c, in, msg, msglen);
 }
 
+/* --pin on: vCPU i on the i-th CPU this process may use (from the first
+ * again when there are more vCPUs than CPUs), and every disk's queue q
+ * beside vCPU q mod cpus, the vCPU whose requests Linux's virtio-blk
+ * puts on that queue and whose interrupt it asks for when queues and
+ * vCPUs are as many (the default).  A kick then wakes an iothread on
+ * the CPU of the vCPU that sent it, and the interrupt goes to a vCPU
+ * that is not running: no IPI between host CPUs for either. */
+static int plan_pins(struct vmm_config *c)
+{
+	cpu_set_t allowed;
+
+	if (!c->pin)
+		return 0;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) ||
+	    affinity_spread(&allowed, c->cpus, c->vcpu_cpu)) {
+		pr_err("--pin on: cannot read the CPUs this process may use");
+		return -1;
+	}
+	for (unsigned int d = 0; d < c->ndisks; d++) {
+		c->disk[d].pin = true;
+		for (unsigned int q = 0; q < c->disk[d].queues; q++)
+			c->disk[d].queue_cpu[q] = c->vcpu_cpu[q % c->cpus];
+	}
+	return 0;
+}
+
 static void block_signals(void)
 {
 	sigset_t set;
@@ -306,6 +340,8 @@ static int cmd_run(int argc, char **argv)
 	vlog_set_level(verbose > 1 ? VLOG_DEBUG :
 		       verbose ? VLOG_INFO : VLOG_WARN);
 	startup_begin();
+	if (plan_pins(&cfg))
+		return VMM_EXIT_ERROR;
 	memset(&in, 0, sizeof(in));
 	/* Before the disks: their iothreads start with them and take their
 	 * filters at once, and take the signal mask. */

@@ -114,6 +114,7 @@ static int machine_cpus(struct machine *m, const struct boot_regs *regs)
 
 		c->m = m;
 		c->id = i;
+		c->cpu = m->cfg->pin ? m->cfg->vcpu_cpu[i] : -1;
 		r = vm_vcpu_create(&m->vm, i, &c->fd, &c->run);
 		if (r)
 			return r;

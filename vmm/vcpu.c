@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "host/affinity.h"
 #include "host/sandbox.h"
 #include "host/log.h"
 #include "vmm/machine.h"
@@ -105,6 +106,7 @@ static void *vcpu_main(void *arg)
 	sigemptyset(&set);
 	sigaddset(&set, SIG_KICK);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	affinity_pin_thread(c->cpu, name);
 	sandbox_enter(SANDBOX_VCPU);
 	if (c->id == 0)
 		startup_mark("first KVM_RUN");

@@ -103,7 +103,7 @@ def main(argv):
         the guests' shape, the data disk, the seed, where it runs."""
         sp = sub.add_parser(name, help=help)
         sp.add_argument("-c", "--config", action="append",
-                        help="vmm[:queues=N,poll=US,batch=on,bin=PATH,append=W1+W2,"
+                        help="vmm[:queues=N,poll=US,batch=on,pin=on,bin=PATH,append=W1+W2,"
                         "kernel=bzimage|vmlinux,name=L] or qemu[:...] (default: "
                         "qemu, vmm); append: words for the guest kernel's "
                         "command line; kernel: overrides --kernel; host_thp="

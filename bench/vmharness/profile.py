@@ -79,9 +79,11 @@ def guest_argv(cfg, cmdline, disk, args):
             d.update(path="ram:%dM" % args.disk_mb, direct=False)
         d["opts"] = ["%s=%s" % (k, v) for k, v in cfg["opts"].items()
                      if k not in ("queues", "bin", "jobs", "append", "kernel", "host_thp",
-                                  "backend")]
+                                  "backend", "pin")]
+        pin = cfg["opts"].get("pin")
         return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem,
-                                 args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN))
+                                 args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN),
+                                 extra=["--pin", pin] if pin else [])
     d["iothread"] = cfg["opts"].get("iothread", "on") == "on"
     return cmdlines.qemu_argv(paths.BZIMAGE, paths.INITRD, cmdline, args.mem,
                               args.cpus, [d])

@@ -227,7 +227,20 @@ def test_profile_backend_ram_gives_ours_a_ram_disk_of_the_files_size():
     assert argv[argv.index("-d") + 1] == "ram:1024M,queues=2,serial=data,poll=8"
     argv = profile.guest_argv(plan.parse_config("vmm"), line, disk, args)
     assert argv[argv.index("-d") + 1] == "/x.img,direct,queues=2,serial=data"
+    assert "--pin" not in argv
     assert disk["path"] == "/x.img"
+
+
+def test_profile_pin_is_the_vmms_option_not_the_disks():
+    from types import SimpleNamespace
+    from vmharness import cmdlines, plan, profile
+    args = SimpleNamespace(kernel="bzimage", queues=2, mem=512, cpus=2, disk_mb=1024)
+    disk = {"path": "/x.img", "serial": "data", "direct": True}
+    line = cmdlines.guest_cmdline(fio="verify", disk_serial="data")
+    for word in ("on", "off"):
+        argv = profile.guest_argv(plan.parse_config("vmm:pin=%s,poll=0" % word), line, disk, args)
+        assert argv[argv.index("--pin") + 1] == word
+        assert argv[argv.index("-d") + 1] == "/x.img,direct,queues=2,serial=data,poll=0"
 
 
 def test_deaths_counts_test_host_ends(tmp_path):

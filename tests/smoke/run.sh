@@ -12,6 +12,8 @@
 #   sigterm  SIGTERM while the guest waits for input               -> 143
 #   sandbox  while the echo guest waits: every thread's seccomp mode
 #            is 2 (filter), or 0 with --sandbox off
+#   pin      the same with --pin on: each vCPU and iothread bound to the
+#            CPU it should be on, and without it bound to none
 #   leaks    (ASan builds) the panic guest with LeakSanitizer's check,
 #            which needs the sandbox off
 # all with the sandbox on (the default),
@@ -215,6 +217,65 @@ sandbox_check() {
 }
 sandbox_check sandbox-on 2
 sandbox_check sandbox-off 0 --sandbox off
+
+# --pin on: vCPU i on the i-th CPU the VMM may use, from the first again
+# when they run out; each queue's iothread beside vCPU (q mod vCPUs),
+# here with a second disk of three queues; -v says where each went.
+# Without it every thread may run on every CPU the VMM may.
+cpus_of() { # PID: NAME=LIST for each thread, LIST as the kernel prints it
+	local t
+	for t in /proc/"$1"/task/*; do
+		printf '%s=%s ' "$(cat "$t/comm")" \
+			"$(awk '/^Cpus_allowed_list:/ {print $2}' "$t/status")"
+	done
+}
+# The Nth (from 0) CPU of a list such as 0-1,4: the pinned threads' CPU.
+nth_cpu() {
+	python3 -c 'import sys
+c = [n for p in sys.argv[1].split(",") for a, _, b in [p.partition("-")]
+     for n in range(int(a), int(b or a) + 1)]
+print(c[int(sys.argv[2]) % len(c)])' "$1" "$2"
+}
+pin_check() {
+	local name=$1 pid all lists want rc try c0 c1
+	shift
+	for try in 1 2; do
+		"$VMM" run -v -k "$IMG/ECHO.img" -m 32M -c 2 -d ram:8M \
+			-d ram:8M,queues=3 "$@" </dev/zero >/dev/null \
+			2>"$OUT/$name.err" &
+		pid=$!
+		sleep 1
+		lists=$(cpus_of $pid)
+		rc=0
+		stop_vmm $pid "$OUT/$name.err" || rc=$?
+		[ $try = 1 ] && died_in_emulator "$name" $rc 143 "$OUT/$name.err" || break
+	done
+	all=$(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status)
+	c0=$(nth_cpu "$all" 0)
+	c1=$(nth_cpu "$all" 1)
+	case $name in
+	pin-on) want="vcpu0=$c0 vcpu1=$c1 iothread-q0=$c0 iothread-q1=$c1 iothread-q2=$c0" ;;
+	*) want="vcpu0=$all vcpu1=$all iothread-q0=$all iothread-q1=$all iothread-q2=$all" ;;
+	esac
+	local miss="" w
+	for w in $want; do
+		echo " $lists" | grep -q " $w " || miss="$miss $w"
+	done
+	# The VMM's own threads (main, console, INTx) stay where they may.
+	echo " $lists" | grep -q " vmm=$all " || miss="$miss vmm=$all"
+	if [ "$name" = pin-on ] && ! grep -q "info: iothread-q2: on host CPU $c0$" "$OUT/$name.err"; then
+		miss="$miss (-v: no 'iothread-q2: on host CPU $c0' line)"
+	fi
+	if [ -n "$miss" ]; then
+		ko "$name" "threads' CPUs: $lists; missing:$miss; status $rc"
+	elif [ $rc != 143 ]; then
+		ko "$name" "status $rc, want 143 ($(head -c 300 "$OUT/$name.err"))"
+	else
+		ok "$name"
+	fi
+}
+pin_check pin-on --pin on
+pin_check pin-off
 
 # Bad input: status 2, one "vmm: ..." line naming the problem, nothing on
 # stdout, no file created or changed (tests/smoke/badinput.sh).
