@@ -8,8 +8,10 @@ harness takes the counters of counters.Snapshot; afterwards each figure is
 divided by the I/Os fio did.  The result is one JSON line per run in
 OUT/runs.jsonl and a markdown table per job in OUT/table.md.
 """
+import glob
 import json
 import os
+import re
 import statistics
 import time
 
@@ -107,6 +109,34 @@ def device_latency(stats_path):
     return out
 
 
+def pin_qemu_threads(pid):
+    """qemu:pin=on, as close to our --pin on as QEMU allows: vCPU i
+    ("CPU i/KVM", -name debug-threads=on) on the i-th CPU QEMU may use,
+    its iothreads ("IO ...", one for the disk's queues) beside vCPU 0;
+    the other threads are left alone.  {thread name: CPU} of those bound."""
+    allowed = sorted(os.sched_getaffinity(pid))
+    threads = {}
+    for t in glob.glob("/proc/%d/task/*" % pid):
+        try:
+            with open(t + "/comm") as f:
+                threads[int(os.path.basename(t))] = f.read().strip()
+        except OSError:
+            continue  # gone
+    vcpu = {tid: int(m.group(1)) for tid, comm in threads.items()
+            for m in [re.fullmatch(r"CPU (\d+)/KVM", comm)] if m}
+    placed = {}
+    for tid, comm in threads.items():
+        if tid in vcpu:
+            cpu = allowed[vcpu[tid] % len(allowed)]
+        elif comm.startswith("IO "):
+            cpu = allowed[0]
+        else:
+            continue
+        os.sched_setaffinity(tid, {cpu})
+        placed[comm] = cpu
+    return placed
+
+
 def one_run(cfg, job, disk, args, log_path):
     script = guestrun.fio_script(job, JOBS[job])
     cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data")
@@ -118,6 +148,8 @@ def one_run(cfg, job, disk, args, log_path):
 
     def on_phase(name, edge, proc):
         if edge == "begin":
+            if cfg["kind"] == "qemu" and cfg["opts"].get("pin") == "on":
+                snap["pinned"] = pin_qemu_threads(proc.pid)
             snap["s"] = counters.Snapshot(proc.pid)
             snap["s"].begin()
         elif "s" in snap:
@@ -129,6 +161,8 @@ def one_run(cfg, job, disk, args, log_path):
     res = fiojson.extract(g.lines).get(job)
     rec = {"config": cfg["name"], "job": job, "outcome": g.outcome,
            "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path}
+    if "pinned" in snap:
+        rec["pinned"] = snap["pinned"]
     if res and res[1] and "d" in snap:
         rec["fio"] = fiojson.summary(res[1])
         rec["counters"] = snap["d"]

@@ -356,3 +356,45 @@ def test_marked_blocks_end_by_name_restart_and_drop_the_unended():
     got = [(n, m.group(2), body) for n, m, body in markers.blocks(lines, b, e)]
     assert got == [("a", "7", ["2", "E other 0", "[k] kernel"]), ("c", "1", ["3"])]
     assert list(markers.blocks(["E a 1", "B a"], b, e)) == []
+
+
+def test_profile_pins_qemus_vcpus_and_iothread_like_ours(tmp_path):
+    """qemu:pin=on: a real process whose threads carry QEMU's names
+    (-name debug-threads=on) gets vCPU i on the i-th allowed CPU and its
+    iothread beside vCPU 0; its other threads stay unbound."""
+    import subprocess
+    import sys
+    from vmharness import profile
+    child = subprocess.Popen([sys.executable, "-c", r'''
+import sys, threading
+names = ["CPU 1/KVM", "CPU 0/KVM", "IO io0", "worker"]
+ready, stop = threading.Barrier(len(names) + 1), threading.Event()
+def run(name):
+    with open("/proc/self/task/%d/comm" % threading.get_native_id(), "w") as f:
+        f.write(name)
+    ready.wait()
+    stop.wait()
+for n in names:
+    threading.Thread(target=run, args=(n,), daemon=True).start()
+ready.wait()
+print("ready", flush=True)
+sys.stdin.read()
+'''], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        allowed = sorted(os.sched_getaffinity(child.pid))
+        placed = profile.pin_qemu_threads(child.pid)
+        want = {"CPU 0/KVM": allowed[0], "CPU 1/KVM": allowed[1 % len(allowed)],
+                "IO io0": allowed[0]}
+        assert placed == want
+        seen = {}
+        for t in os.listdir("/proc/%d/task" % child.pid):
+            with open("/proc/%d/task/%s/comm" % (child.pid, t)) as f:
+                comm = f.read().strip()
+            seen[comm] = os.sched_getaffinity(int(t))
+        for comm, cpu in want.items():
+            assert seen[comm] == {cpu}, (comm, seen[comm])
+        assert seen["worker"] == set(allowed)
+    finally:
+        child.stdin.close()
+        child.wait(timeout=10)
