@@ -83,9 +83,22 @@ static int check_stats_path(const char *path, char *msg, size_t msglen)
 	return 0;
 }
 
+/* optarg of option name, "on" or "off", into *on. */
+static int parse_on_off(const char *name, bool *on, char *msg, size_t msglen)
+{
+	if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+		snprintf(msg, msglen, "%s: '%s' is not on or off", name, optarg);
+		return -1;
+	}
+	*on = !strcmp(optarg, "on");
+	return 0;
+}
+
 static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		   size_t msglen)
 {
+	bool on;
+
 	switch (o) {
 	case 'k': c->kernel = optarg; return 0;
 	case 'i': c->initrd = optarg; return 0;
@@ -108,21 +121,12 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		c->stats_path = optarg;
 		return check_stats_path(optarg, msg, msglen);
 	case 'B':
-		if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-			snprintf(msg, msglen, "--sandbox: '%s' is not on or off",
-				 optarg);
+		if (parse_on_off("--sandbox", &on, msg, msglen))
 			return -1;
-		}
-		c->no_sandbox = !strcmp(optarg, "off");
+		c->no_sandbox = !on;
 		return 0;
 	case 'P':
-		if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-			snprintf(msg, msglen, "--pin: '%s' is not on or off",
-				 optarg);
-			return -1;
-		}
-		c->pin = !strcmp(optarg, "on");
-		return 0;
+		return parse_on_off("--pin", &c->pin, msg, msglen);
 	default:
 		return -1;
 	}

@@ -90,9 +90,10 @@ static const char usage_run[] =
 	"                        filter that allows only the system calls its\n"
 	"                        kind needs (default on; off is for debugging)\n"
 	"      --pin on|off      bind vCPU i to the i-th host CPU this process may\n"
-	"                        use (see taskset), and each disk's queue q's\n"
-	"                        iothread to the CPU of vCPU q (modulo the vCPU\n"
-	"                        count), whose requests and interrupts it carries\n"
+	"                        use (see taskset), and, on a disk with a queue\n"
+	"                        per vCPU or more, queue q's iothread to the CPU\n"
+	"                        of vCPU q (modulo the vCPU count), whose\n"
+	"                        requests and interrupts it carries\n"
 	"                        (default off; on helps where vCPUs and\n"
 	"                        iothreads outnumber the host's CPUs)\n"
 	"  -h, --help            show this help and exit\n"
@@ -280,12 +281,16 @@ static int load_inputs(const struct vmm_config *c, struct inputs *in,
 }
 
 /* --pin on: vCPU i on the i-th CPU this process may use (from the first
- * again when there are more vCPUs than CPUs), and every disk's queue q
- * beside vCPU q mod cpus, the vCPU whose requests Linux's virtio-blk
- * puts on that queue and whose interrupt it asks for when queues and
- * vCPUs are as many (the default).  A kick then wakes an iothread on
- * the CPU of the vCPU that sent it, and the interrupt goes to a vCPU
- * that is not running: no IPI between host CPUs for either. */
+ * again when there are more vCPUs than CPUs), and queue q of a disk
+ * with a queue per vCPU (the default) or more beside vCPU q mod cpus,
+ * the vCPU whose requests Linux's virtio-blk puts on that queue and
+ * whose interrupt it asks for.  A kick then wakes an iothread on the
+ * CPU of the vCPU that sent it, and the interrupt goes to a vCPU that
+ * is not running (bench/RESULTS.md: no more host interrupts between the
+ * CPUs).  A disk with fewer queues than vCPUs has queues that serve
+ * several vCPUs: its iothreads stay free to run where a CPU is idle
+ * (measured: one queue for two vCPUs, bound beside vCPU 0, was not
+ * faster). */
 static int plan_pins(struct vmm_config *c)
 {
 	cpu_set_t allowed;
@@ -298,7 +303,7 @@ static int plan_pins(struct vmm_config *c)
 		return -1;
 	}
 	for (unsigned int d = 0; d < c->ndisks; d++) {
-		c->disk[d].pin = true;
+		c->disk[d].pin = c->disk[d].queues >= c->cpus;
 		for (unsigned int q = 0; q < c->disk[d].queues; q++)
 			c->disk[d].queue_cpu[q] = c->vcpu_cpu[q % c->cpus];
 	}
