@@ -1,0 +1,76 @@
+"""--pin on with a real guest: while fio verify runs on a file disk with
+a queue per vCPU, vCPU i is bound to the i-th CPU the VMM may use and
+queue q's iothread to vCPU q's CPU, the VMM's other threads are left
+where they may run, the verify passes and the VMM exits 0.
+
+Stock kernel only: binding is the VMM's business, whatever the guest."""
+import glob
+import os
+import subprocess
+import threading
+
+import guestlib
+from test_sandbox import vmm_children
+from vmharness import cmdlines, fiojson, guestrun, paths
+
+
+def thread_cpus(pid):
+    """{thread name: [set of CPUs it may run on]} of a running process."""
+    out = {}
+    for task in glob.glob("/proc/%d/task/*" % pid):
+        try:
+            with open(os.path.join(task, "comm")) as f:
+                name = f.read().strip()
+            cpus = os.sched_getaffinity(int(os.path.basename(task)))
+        except OSError:
+            continue  # the thread ended meanwhile
+        out.setdefault(name, []).append(cpus)
+    return out
+
+
+class Sampler(threading.Thread):
+    """Every half second, where the running VMM's threads may run; keeps
+    the sample with the most thread names."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.best = {}
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.wait(0.5):
+            for pid in vmm_children():
+                m = thread_cpus(pid)
+                if len(m) > len(self.best):
+                    self.best = m
+
+
+def test_threads_bound_while_fio_runs(tmp_path):
+    disk = tmp_path / "disk.img"
+    subprocess.run(["truncate", "-s", "256M", str(disk)], check=True)
+    cmdline = cmdlines.guest_cmdline(fio="verify", disk_serial="data")
+    d = {"path": str(disk), "serial": "data", "queues": 2}
+    argv = cmdlines.vmm_argv(guestlib.STOCK.path("vmlinux"), paths.INITRD, cmdline, 512, 2,
+                             [d], paths.VMM_BIN, extra=["--pin", "on"])
+    sampler = Sampler()
+    sampler.start()
+    try:
+        g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"))
+    finally:
+        sampler.stop.set()
+        sampler.join()
+    assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr
+    rc, doc = fiojson.extract(g.lines)["verify"]
+    assert rc == 0 and doc and fiojson.summary(doc)["ios"] > 0
+    allowed = sorted(os.sched_getaffinity(0))
+    cpu = [allowed[0], allowed[1 % len(allowed)]]
+    got = sampler.best
+    print("threads' CPUs:", got)
+    want = {"vcpu0": {cpu[0]}, "vcpu1": {cpu[1]},
+            "iothread-q0": {cpu[0]}, "iothread-q1": {cpu[1]}}
+    for name, cpus in want.items():
+        assert got.get(name) == [cpus], (name, got)
+    for name in ("vmm",):
+        assert got.get(name) and all(c == set(allowed) for c in got[name]), (name, got)
+    for name, cpus in want.items():
+        assert "info: %s: on host CPU %d" % (name, min(cpus)) in g.stderr, g.stderr
