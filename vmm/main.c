@@ -91,9 +91,10 @@ static const char usage_run[] =
 	"                        kind needs (default on; off is for debugging)\n"
 	"      --pin on|off      bind vCPU i to the i-th host CPU this process may\n"
 	"                        use (see taskset), and, on a disk with a queue\n"
-	"                        per vCPU or more, queue q's iothread to the CPU\n"
-	"                        of vCPU q (modulo the vCPU count), whose\n"
-	"                        requests and interrupts it carries\n"
+	"                        per vCPU or more (the default up to 16 vCPUs),\n"
+	"                        queue q's iothread to the CPU of vCPU q (modulo\n"
+	"                        the vCPU count), whose requests and interrupts\n"
+	"                        it carries\n"
 	"                        (default off; on helps where vCPUs and\n"
 	"                        iothreads outnumber the host's CPUs)\n"
 	"  -h, --help            show this help and exit\n"
@@ -302,6 +303,9 @@ static int plan_pins(struct vmm_config *c)
 		pr_err("--pin on: cannot read the CPUs this process may use");
 		return -1;
 	}
+	if ((unsigned int)CPU_COUNT(&allowed) < c->cpus)
+		pr_warn("--pin on: %u vCPUs on %d CPUs: some share a CPU",
+			c->cpus, CPU_COUNT(&allowed));
 	for (unsigned int d = 0; d < c->ndisks; d++) {
 		c->disk[d].pin = c->disk[d].queues >= c->cpus;
 		for (unsigned int q = 0; q < c->disk[d].queues; q++)
