@@ -7,10 +7,9 @@ Stock kernel only: binding is the VMM's business, whatever the guest."""
 import glob
 import os
 import subprocess
-import threading
 
 import guestlib
-from test_sandbox import vmm_children
+from test_sandbox import Sampler
 from vmharness import cmdlines, fiojson, guestrun, paths
 
 
@@ -28,23 +27,6 @@ def thread_cpus(pid):
     return out
 
 
-class Sampler(threading.Thread):
-    """Every half second, where the running VMM's threads may run; keeps
-    the sample with the most thread names."""
-
-    def __init__(self):
-        super().__init__(daemon=True)
-        self.best = {}
-        self.stop = threading.Event()
-
-    def run(self):
-        while not self.stop.wait(0.5):
-            for pid in vmm_children():
-                m = thread_cpus(pid)
-                if len(m) > len(self.best):
-                    self.best = m
-
-
 def test_threads_bound_while_fio_runs(tmp_path):
     disk = tmp_path / "disk.img"
     subprocess.run(["truncate", "-s", "256M", str(disk)], check=True)
@@ -52,7 +34,7 @@ def test_threads_bound_while_fio_runs(tmp_path):
     d = {"path": str(disk), "serial": "data", "queues": 2}
     argv = cmdlines.vmm_argv(guestlib.STOCK.path("vmlinux"), paths.INITRD, cmdline, 512, 2,
                              [d], paths.VMM_BIN, extra=["--pin", "on"])
-    sampler = Sampler()
+    sampler = Sampler(read=thread_cpus)
     sampler.start()
     try:
         g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"))

@@ -52,18 +52,20 @@ def vmm_children():
 
 
 class Sampler(threading.Thread):
-    """Every half second, the seccomp modes of the running VMM's threads;
-    keeps the sample with the most thread names."""
+    """Every half second, read(pid) of the running VMM ({thread name:
+    [values]}; the seccomp modes of its threads unless told); keeps the
+    sample with the most thread names."""
 
-    def __init__(self):
+    def __init__(self, read=seccomp_modes):
         super().__init__(daemon=True)
+        self.read = read
         self.best = {}
         self.stop = threading.Event()
 
     def run(self):
         while not self.stop.wait(0.5):
             for pid in vmm_children():
-                m = seccomp_modes(pid)
+                m = self.read(pid)
                 if len(m) > len(self.best):
                     self.best = m
 
