@@ -4,27 +4,17 @@ queue q's iothread to vCPU q's CPU, the VMM's other threads are left
 where they may run, the verify passes and the VMM exits 0.
 
 Stock kernel only: binding is the VMM's business, whatever the guest."""
-import glob
 import os
 import subprocess
 
 import guestlib
-from test_sandbox import Sampler
+from test_sandbox import Sampler, per_thread
 from vmharness import cmdlines, fiojson, guestrun, paths
 
 
 def thread_cpus(pid):
     """{thread name: [set of CPUs it may run on]} of a running process."""
-    out = {}
-    for task in glob.glob("/proc/%d/task/*" % pid):
-        try:
-            with open(os.path.join(task, "comm")) as f:
-                name = f.read().strip()
-            cpus = os.sched_getaffinity(int(os.path.basename(task)))
-        except OSError:
-            continue  # the thread ended meanwhile
-        out.setdefault(name, []).append(cpus)
-    return out
+    return per_thread(pid, lambda task: [os.sched_getaffinity(int(os.path.basename(task)))])
 
 
 def test_threads_bound_while_fio_runs(tmp_path):

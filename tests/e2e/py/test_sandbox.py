@@ -16,19 +16,27 @@ import guestlib
 from vmharness import cmdlines, fiojson, guestrun, paths
 
 
-def seccomp_modes(pid):
-    """{thread name: [modes]} of a running process."""
-    modes = {}
+def per_thread(pid, values):
+    """{thread name: [values]} of a running process, values(task dir)
+    giving a list for each of its threads."""
+    out = {}
     for task in glob.glob("/proc/%d/task/*" % pid):
         try:
             with open(os.path.join(task, "comm")) as f:
                 name = f.read().strip()
-            with open(os.path.join(task, "status")) as f:
-                mode = [int(l.split()[1]) for l in f if l.startswith("Seccomp:")]
+            got = values(task)
         except OSError:
             continue  # the thread ended meanwhile
-        modes.setdefault(name, []).extend(mode)
-    return modes
+        out.setdefault(name, []).extend(got)
+    return out
+
+
+def seccomp_modes(pid):
+    """{thread name: [modes]} of a running process."""
+    def modes(task):
+        with open(os.path.join(task, "status")) as f:
+            return [int(l.split()[1]) for l in f if l.startswith("Seccomp:")]
+    return per_thread(pid, modes)
 
 
 def vmm_children():
