@@ -238,6 +238,9 @@ c = [n for p in sys.argv[1].split(",") for a, _, b in [p.partition("-")]
      for n in range(int(a), int(b or a) + 1)]
 print(c[int(sys.argv[2]) % len(c)])' "$1" "$2"
 }
+# The guest waits with no input (/dev/null, as in sigterm): no UART
+# interrupt pending while it polls with IF clear, the pattern that has
+# locked the test host up (issue 10; bench/RESULTS.md, lockup).
 pin_check() { # NAME on|off|one: one runs the VMM on one CPU (taskset)
 	local name=$1 mode=$2 pid all lists want rc try c0 c1 pre=() lines
 	all=$(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status)
@@ -249,7 +252,7 @@ pin_check() { # NAME on|off|one: one runs the VMM on one CPU (taskset)
 	for try in 1 2; do
 		"${pre[@]}" "$VMM" run -v -k "$IMG/ECHO.img" -m 32M -c 2 -d ram:8M \
 			-d ram:8M,queues=3 -d ram:8M,queues=1 --pin "${mode/one/on}" \
-			</dev/zero >/dev/null 2>"$OUT/$name.err" &
+			</dev/null >/dev/null 2>"$OUT/$name.err" &
 		pid=$!
 		sleep 1
 		lists=$(cpus_of $pid)
