@@ -7,22 +7,16 @@
 
 int affinity_spread(const cpu_set_t *allowed, unsigned int n, int *cpu)
 {
-	int first = -1, c = -1;
+	int list[CPU_SETSIZE];
+	unsigned int count = 0;
 
-	for (int i = 0; i < CPU_SETSIZE && first < 0; i++)
-		if (CPU_ISSET(i, allowed))
-			first = i;
-	if (first < 0)
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, allowed))
+			list[count++] = c;
+	if (!count)
 		return -EINVAL;
-	for (unsigned int i = 0; i < n; i++) {
-		/* The next allowed CPU after c, or the first. */
-		do
-			c++;
-		while (c < CPU_SETSIZE && !CPU_ISSET(c, allowed));
-		if (c >= CPU_SETSIZE)
-			c = first;
-		cpu[i] = c;
-	}
+	for (unsigned int i = 0; i < n; i++)
+		cpu[i] = list[i % count];
 	return 0;
 }
 

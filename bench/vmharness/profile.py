@@ -8,7 +8,6 @@ harness takes the counters of counters.Snapshot; afterwards each figure is
 divided by the I/Os fio did.  The result is one JSON line per run in
 OUT/runs.jsonl and a markdown table per job in OUT/table.md.
 """
-import glob
 import json
 import os
 import re
@@ -115,25 +114,16 @@ def pin_qemu_threads(pid):
     its iothreads ("IO ...", one for the disk's queues) beside vCPU 0;
     the other threads are left alone.  {thread name: CPU} of those bound."""
     allowed = sorted(os.sched_getaffinity(pid))
-    threads = {}
-    for t in glob.glob("/proc/%d/task/*" % pid):
-        try:
-            with open(t + "/comm") as f:
-                threads[int(os.path.basename(t))] = f.read().strip()
-        except OSError:
-            continue  # gone
-    vcpu = {tid: int(m.group(1)) for tid, comm in threads.items()
-            for m in [re.fullmatch(r"CPU (\d+)/KVM", comm)] if m}
     placed = {}
-    for tid, comm in threads.items():
-        if tid in vcpu:
-            cpu = allowed[vcpu[tid] % len(allowed)]
-        elif comm.startswith("IO "):
+    for tid, t in counters.threads(pid).items():
+        if t["kind"] == "vcpu":
+            cpu = allowed[int(re.search(r"\d+", t["comm"]).group()) % len(allowed)]
+        elif t["kind"] == "iothread":
             cpu = allowed[0]
         else:
             continue
         os.sched_setaffinity(tid, {cpu})
-        placed[comm] = cpu
+        placed[t["comm"]] = cpu
     return placed
 
 

@@ -247,7 +247,8 @@ pin_check() { # NAME on|off|one: one runs the VMM on one CPU (taskset)
 	c0=$(nth_cpu "$all" 0)
 	c1=$(nth_cpu "$all" 1)
 	# One CPU, the second of the set: a queue bound past the vCPUs'
-	# plan would ask for CPU 0 there and be refused (a warning).
+	# plan (vcpu_cpu's unset entries are 0) would land on CPU 0, outside
+	# it, and show there.
 	[ $mode = one ] && pre=(taskset -c "$c1") c0=$c1 all=$c1
 	for try in 1 2; do
 		"${pre[@]}" "$VMM" run -v -k "$IMG/ECHO.img" -m 32M -c 2 -d ram:8M \
