@@ -37,9 +37,10 @@ static inline void *gmem_ptr(const struct gmem *m, uint64_t gpa, uint64_t len)
 		const struct gmem_region *r = &m->r[i];
 		uint64_t off = gpa - r->gpa;
 
-		/* off wraps for gpa below the region: one test covers both. */
+		/* off wraps for gpa below the region: one test covers both;
+		 * len - 1 wraps for len 0, which is refused the same way. */
 		if (off < r->size)
-			return len && len <= r->size - off ? r->hva + off : NULL;
+			return len - 1 < r->size - off ? r->hva + off : NULL;
 	}
 	return NULL;
 }

@@ -199,7 +199,8 @@ int virtq_next_head(struct virtq *vq, uint16_t *head)
 		return 0;
 	if ((uint16_t)(avail_idx - vq->last_avail) > vq->size)
 		return virtq_break(vq);
-	h = __atomic_load_n(&vq->avail->ring[vq->last_avail % vq->size],
+	/* size is a power of two (virtq_init): a mask, not a division. */
+	h = __atomic_load_n(&vq->avail->ring[vq->last_avail & (vq->size - 1)],
 			    __ATOMIC_RELAXED);
 	if (h >= vq->size || virtq_busy(vq, h))
 		return virtq_break(vq);
@@ -260,7 +261,7 @@ void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
 	assert(head < vq->size && virtq_busy(vq, head));
 	virtq_set_busy(vq, head, false);
 	vq->inflight--;
-	u = &vq->used->ring[vq->used_idx % vq->size];
+	u = &vq->used->ring[vq->used_idx & (vq->size - 1)];
 	u->id = head;
 	u->len = len;
 	vq->used_idx++;
