@@ -25,7 +25,8 @@ static bool bridge_mmio(void *opaque, uint64_t addr, uint8_t *data,
 }
 
 static const struct pci_dev_ops bridge_ops = {
-	bridge_read, bridge_write, bridge_mmio,
+	.cfg_read = bridge_read, .cfg_write = bridge_write,
+	.mmio = bridge_mmio,
 };
 
 void pci_host_init(struct pci_host *h, uint64_t mmio_start, uint64_t mmio_end)
@@ -36,6 +37,7 @@ void pci_host_init(struct pci_host *h, uint64_t mmio_start, uint64_t mmio_end)
 	pci_func_init(&h->bridge, 0x8086, 0x1237, 0x060000, 2, 0, 0);
 	h->mmio_next = mmio_start;
 	h->mmio_end = mmio_end;
+	h->io_next = PCI_HOST_IO_START;
 	pci_host_add(h, &bridge_ops, &h->bridge);
 }
 
@@ -49,15 +51,27 @@ int pci_host_add(struct pci_host *h, const struct pci_dev_ops *ops,
 	return (int)h->nslots++;
 }
 
-int pci_host_alloc_bar(struct pci_host *h, uint32_t size, uint32_t *addr)
+/* Take size bytes (a power of two), aligned, from [*next, end). */
+static int pci_host_alloc(uint64_t *next, uint64_t end, uint32_t size,
+			  uint32_t *addr)
 {
-	uint64_t a = (h->mmio_next + size - 1) & ~((uint64_t)size - 1);
+	uint64_t a = (*next + size - 1) & ~((uint64_t)size - 1);
 
-	if (a + size > h->mmio_end)
+	if (a + size > end)
 		return -ENOSPC;
 	*addr = (uint32_t)a;
-	h->mmio_next = a + size;
+	*next = a + size;
 	return 0;
+}
+
+int pci_host_alloc_bar(struct pci_host *h, uint32_t size, uint32_t *addr)
+{
+	return pci_host_alloc(&h->mmio_next, h->mmio_end, size, addr);
+}
+
+int pci_host_alloc_io(struct pci_host *h, uint32_t size, uint32_t *port)
+{
+	return pci_host_alloc(&h->io_next, PCI_HOST_IO_END, size, port);
 }
 
 /* Slot addressed by 0xcf8, or -1: bus 0, function 0 only. */
@@ -120,6 +134,18 @@ bool pci_host_mmio(void *opaque, uint64_t addr, uint8_t *data,
 	/* Slots are fixed once the vCPUs run; each device locks itself. */
 	for (unsigned int i = 1; i < h->nslots; i++)
 		if (h->ops[i]->mmio(h->opaque[i], addr, data, size, write))
+			return true;
+	return false;
+}
+
+bool pci_host_pio(void *opaque, uint64_t port, uint8_t *data,
+		  unsigned int size, bool write)
+{
+	struct pci_host *h = opaque;
+
+	for (unsigned int i = 1; i < h->nslots; i++)
+		if (h->ops[i]->pio &&
+		    h->ops[i]->pio(h->opaque[i], port, data, size, write))
 			return true;
 	return false;
 }

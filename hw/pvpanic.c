@@ -65,5 +65,6 @@ static bool pvpanic_mmio(void *opaque, uint64_t addr, uint8_t *data,
 }
 
 const struct pci_dev_ops pvpanic_ops = {
-	pvpanic_cfg_read, pvpanic_cfg_write, pvpanic_mmio,
+	.cfg_read = pvpanic_cfg_read, .cfg_write = pvpanic_cfg_write,
+	.mmio = pvpanic_mmio,
 };

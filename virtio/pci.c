@@ -141,8 +141,8 @@ bool pci_func_bar(const struct pci_func *f, unsigned int bar, uint64_t *base)
 
 /* ---- capabilities --------------------------------------------------- */
 
-static int vpci_add_vcap(struct pci_func *f, uint8_t type, uint32_t off,
-			 uint32_t len, uint32_t mult, bool notify)
+static int vpci_add_vcap(struct pci_func *f, uint8_t type, uint8_t bar,
+			 uint32_t off, uint32_t len, uint32_t mult, bool notify)
 {
 	struct virtio_pci_notify_cap c;
 	uint8_t clen = notify ? sizeof(c) : sizeof(c.cap);
@@ -151,7 +151,7 @@ static int vpci_add_vcap(struct pci_func *f, uint8_t type, uint32_t off,
 	c.cap.cap_vndr = PCI_CAP_ID_VNDR;
 	c.cap.cap_len = clen;
 	c.cap.cfg_type = type;
-	c.cap.bar = 0;
+	c.cap.bar = bar;
 	c.cap.offset = off;
 	c.cap.length = len;
 	c.notify_off_multiplier = mult;
@@ -178,15 +178,19 @@ static int vpci_add_caps(struct vpci *p)
 	p->msix_cap = (uint8_t)off;
 	put16(f->wmask + off + PCI_MSIX_FLAGS,
 	      PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
-	if (vpci_add_vcap(f, VIRTIO_PCI_CAP_COMMON_CFG, VPCI_COMMON_OFF,
+	/* The I/O BAR's notify capability first: see VPCI_IO_BAR. */
+	if (vpci_add_vcap(f, VIRTIO_PCI_CAP_COMMON_CFG, 0, VPCI_COMMON_OFF,
 			  VPCI_COMMON_LEN, 0, false) < 0 ||
-	    vpci_add_vcap(f, VIRTIO_PCI_CAP_NOTIFY_CFG, VPCI_NOTIFY_OFF,
+	    vpci_add_vcap(f, VIRTIO_PCI_CAP_NOTIFY_CFG, VPCI_IO_BAR, 0,
 			  p->vdev->nq * VPCI_NOTIFY_MULT, VPCI_NOTIFY_MULT,
 			  true) < 0 ||
-	    vpci_add_vcap(f, VIRTIO_PCI_CAP_ISR_CFG, VPCI_ISR_OFF,
+	    vpci_add_vcap(f, VIRTIO_PCI_CAP_NOTIFY_CFG, 0, VPCI_NOTIFY_OFF,
+			  p->vdev->nq * VPCI_NOTIFY_MULT, VPCI_NOTIFY_MULT,
+			  true) < 0 ||
+	    vpci_add_vcap(f, VIRTIO_PCI_CAP_ISR_CFG, 0, VPCI_ISR_OFF,
 			  VPCI_ISR_LEN, 0, false) < 0)
 		return -ENOSPC;
-	if (devlen && vpci_add_vcap(f, VIRTIO_PCI_CAP_DEVICE_CFG,
+	if (devlen && vpci_add_vcap(f, VIRTIO_PCI_CAP_DEVICE_CFG, 0,
 				    VPCI_DEVCFG_OFF, devlen, 0, false) < 0)
 		return -ENOSPC;
 	return 0;
@@ -274,21 +278,28 @@ static void vpci_update_routes(struct vpci *p)
 		vpci_set_intx(p, true);
 }
 
+/* Tell vmm/ where each notify area decodes now, if that changed. */
 static void vpci_update_notify(struct vpci *p)
 {
-	uint64_t base = 0;
-	bool mapped = pci_func_bar(&p->func, 0, &base);
+	for (unsigned int io = 0; io < 2; io++) {
+		uint64_t base = 0;
+		bool mapped = pci_func_bar(&p->func, io ? VPCI_IO_BAR : 0,
+					   &base);
 
-	if (mapped == p->notify_mapped && (!mapped || base == p->notify_base))
-		return;
-	p->notify_mapped = mapped;
-	p->notify_base = base;
-	if (p->cb.notify_map)
-		p->cb.notify_map(p->cb.opaque, mapped, base + VPCI_NOTIFY_OFF);
+		if (!io)
+			base += VPCI_NOTIFY_OFF;
+		if (mapped == p->notify_mapped[io] &&
+		    (!mapped || base == p->notify_base[io]))
+			continue;
+		p->notify_mapped[io] = mapped;
+		p->notify_base[io] = base;
+		if (p->cb.notify_map)
+			p->cb.notify_map(p->cb.opaque, io, mapped, base);
+	}
 }
 
 int vpci_init(struct vpci *p, struct vdev *v, const struct vpci_cb *cb,
-	      uint32_t bar_addr)
+	      uint32_t bar_addr, uint32_t io_addr)
 {
 	uint16_t devid;
 	int r;
@@ -305,6 +316,9 @@ int vpci_init(struct vpci *p, struct vdev *v, const struct vpci_cb *cb,
 		      PCI_VENDOR_REDHAT_QUMRANET, 0x40);
 	p->func.cfg[PCI_INTERRUPT_PIN] = 1; /* INTA#, for a guest without MSI-X */
 	r = pci_func_set_bar(&p->func, 0, VPCI_BAR_SIZE, false, bar_addr);
+	if (!r)
+		r = pci_func_set_bar(&p->func, VPCI_IO_BAR, VPCI_IO_BAR_SIZE,
+				     true, io_addr);
 	if (!r)
 		r = vpci_add_caps(p);
 	if (r)
@@ -352,19 +366,30 @@ void vpci_cfg_write(struct vpci *p, uint32_t off, unsigned int size,
 	pthread_mutex_unlock(&p->lock);
 }
 
-bool vpci_bar_hit(struct vpci *p, uint64_t addr, uint64_t *off)
+static bool vpci_hit(struct vpci *p, unsigned int bar, uint64_t size,
+		     uint64_t addr, uint64_t *off)
 {
 	uint64_t base;
 	bool hit = false;
 
 	pthread_mutex_lock(&p->lock);
-	if (pci_func_bar(&p->func, 0, &base) && addr >= base &&
-	    addr - base < VPCI_BAR_SIZE) {
+	if (pci_func_bar(&p->func, bar, &base) && addr >= base &&
+	    addr - base < size) {
 		*off = addr - base;
 		hit = true;
 	}
 	pthread_mutex_unlock(&p->lock);
 	return hit;
+}
+
+bool vpci_bar_hit(struct vpci *p, uint64_t addr, uint64_t *off)
+{
+	return vpci_hit(p, 0, VPCI_BAR_SIZE, addr, off);
+}
+
+bool vpci_io_hit(struct vpci *p, uint64_t port, uint64_t *off)
+{
+	return vpci_hit(p, VPCI_IO_BAR, VPCI_IO_BAR_SIZE, port, off);
 }
 
 /* ---- common configuration ------------------------------------------- */
@@ -575,6 +600,14 @@ static uint32_t vpci_read32(struct vpci *p, uint64_t off, unsigned int size)
 	return 0;
 }
 
+/* A kick at offset off of a notify area (inside nq * VPCI_NOTIFY_MULT)
+ * that no ioeventfd caught. */
+static void vpci_notify(struct vpci *p, uint64_t off)
+{
+	if (p->cb.notify)
+		p->cb.notify(p->cb.opaque, (unsigned int)(off / VPCI_NOTIFY_MULT));
+}
+
 static void vpci_msix_write(struct vpci *p, uint64_t off, uint32_t val)
 {
 	uint32_t *w = vpci_msix_word(p, off);
@@ -607,9 +640,7 @@ static void vpci_write32(struct vpci *p, uint64_t off, unsigned int size,
 		else
 			p->bad_access++;
 	} else if (in(off, VPCI_NOTIFY_OFF, (uint64_t)v->nq * VPCI_NOTIFY_MULT)) {
-		if (p->cb.notify)
-			p->cb.notify(p->cb.opaque, (unsigned int)((
-				off - VPCI_NOTIFY_OFF) / VPCI_NOTIFY_MULT));
+		vpci_notify(p, off - VPCI_NOTIFY_OFF);
 	} else if (in(off, VPCI_MSIX_TABLE_OFF, VPCI_MSIX_MAX * 16) && size == 4) {
 		vpci_msix_write(p, off - VPCI_MSIX_TABLE_OFF, val);
 	} else {
@@ -664,6 +695,32 @@ void vpci_bar_write(struct vpci *p, uint64_t off, const void *data,
 	} else {
 		vpci_write32(p, off, size, (uint32_t)v);
 	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* ---- the I/O BAR: a notify area only -------------------------------- */
+
+void vpci_io_read(struct vpci *p, uint64_t off, void *data,
+		  unsigned int size)
+{
+	/* The notify area reads as 0 (nothing to read in it). */
+	memset(data, 0, size <= 8 ? size : 8);
+	pthread_mutex_lock(&p->lock);
+	if (size != 2 || off % VPCI_NOTIFY_MULT || off >= VPCI_IO_BAR_SIZE)
+		p->bad_access++;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void vpci_io_write(struct vpci *p, uint64_t off, const void *data,
+		   unsigned int size)
+{
+	(void)data; /* the queue is in the address, as in BAR 0 */
+	pthread_mutex_lock(&p->lock);
+	if (size == 2 && !(off % VPCI_NOTIFY_MULT) &&
+	    off < (uint64_t)p->vdev->nq * VPCI_NOTIFY_MULT)
+		vpci_notify(p, off);
+	else
+		p->bad_access++;
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -68,16 +68,21 @@ static int machine_legacy(struct machine *m)
 
 static int machine_pci(struct machine *m, struct blk_dev **disks)
 {
-	uint32_t bar;
+	uint32_t bar, io_bar;
 	int r;
 
 	pci_host_init(&m->pci, BOOT_MMIO_START, BOOT_MMIO_END);
 	m->mmio.fallback = pci_host_mmio;
 	m->mmio.fallback_opaque = &m->pci;
+	m->pio.fallback = pci_host_pio;
+	m->pio.fallback_opaque = &m->pci;
 	for (unsigned int i = 0; i < m->cfg->ndisks; i++) {
 		r = pci_host_alloc_bar(&m->pci, VPCI_BAR_SIZE, &bar);
 		if (!r)
-			r = vdisk_create(&m->vm, disks[i], bar, &m->disk[i]);
+			r = pci_host_alloc_io(&m->pci, VPCI_IO_BAR_SIZE, &io_bar);
+		if (!r)
+			r = vdisk_create(&m->vm, disks[i], bar, io_bar,
+					 &m->disk[i]);
 		if (r)
 			return r;
 		disks[i] = NULL; /* the vdisk owns it now */

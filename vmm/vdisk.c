@@ -7,14 +7,14 @@
 #include "host/log.h"
 
 int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
-		 struct vdisk **out)
+		 uint32_t io_bar, struct vdisk **out)
 {
 	struct vdisk *d = calloc(1, sizeof(*d));
 	int r;
 
 	if (!d)
 		return -ENOMEM;
-	r = vpci_kvm_create(vm, &blk_dev_ops, blk, bar, &d->pci);
+	r = vpci_kvm_create(vm, &blk_dev_ops, blk, bar, io_bar, &d->pci);
 	if (r) {
 		free(d); /* the caller still owns blk */
 		return r;

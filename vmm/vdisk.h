@@ -16,9 +16,10 @@ struct vdisk {
 	struct vpci_kvm *pci;
 };
 
-/* Takes over blk (destroyed by vdisk_destroy).  0 or -errno. */
+/* Takes over blk (destroyed by vdisk_destroy); BAR 0 at bar, the I/O
+ * BAR at port io_bar.  0 or -errno. */
 int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
-		 struct vdisk **out);
+		 uint32_t io_bar, struct vdisk **out);
 /* Reset the device: its iothreads have stopped serving (in-flight I/O
  * done) and its figures are final. */
 void vdisk_stop(struct vdisk *d);

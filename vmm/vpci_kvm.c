@@ -48,29 +48,32 @@ static bool vpci_kvm_irq_pending(void *opaque, unsigned int src)
 	return poll(&p, 1, 0) > 0;
 }
 
-static void vpci_kvm_ioeventfds(struct vpci_kvm *t, bool assign)
+/* Kicks at either notify area (io: the I/O BAR's) reach the queue's
+ * eventfd in the kernel. */
+static void vpci_kvm_ioeventfds(struct vpci_kvm *t, bool io, bool assign)
 {
 	for (unsigned int q = 0; q < t->vdev.nq; q++) {
 		int r = vm_ioeventfd(t->vm, t->kick[q],
-				     t->notify_base + q * VPCI_NOTIFY_MULT,
-				     NOTIFY_LEN, true, assign);
+				     t->notify_base[io] + q * VPCI_NOTIFY_MULT,
+				     NOTIFY_LEN, !io, assign);
 
 		if (r)
-			pr_guest(VLOG_WARN, "virtio-pci: ioeventfd %u: %s", q,
-				 strerror(-r));
+			pr_guest(VLOG_WARN, "virtio-pci: ioeventfd %u (%s): %s",
+				 q, io ? "I/O" : "MMIO", strerror(-r));
 	}
 }
 
-static void vpci_kvm_notify_map(void *opaque, bool mapped, uint64_t base)
+static void vpci_kvm_notify_map(void *opaque, bool io, bool mapped,
+				uint64_t base)
 {
 	struct vpci_kvm *t = opaque;
 
-	if (t->notify_on)
-		vpci_kvm_ioeventfds(t, false);
-	t->notify_on = mapped;
-	t->notify_base = base;
+	if (t->notify_on[io])
+		vpci_kvm_ioeventfds(t, io, false);
+	t->notify_on[io] = mapped;
+	t->notify_base[io] = base;
 	if (mapped)
-		vpci_kvm_ioeventfds(t, true);
+		vpci_kvm_ioeventfds(t, io, true);
 }
 
 static void vpci_kvm_kick(int fd)
@@ -197,7 +200,7 @@ static int vpci_kvm_fds(struct vpci_kvm *t)
 }
 
 int vpci_kvm_create(struct vm *vm, const struct vdev_ops *ops, void *impl,
-		    uint32_t bar, struct vpci_kvm **out)
+		    uint32_t bar, uint32_t io_bar, struct vpci_kvm **out)
 {
 	struct vpci_cb cb = {
 		.irq_route = vpci_kvm_irq_route,
@@ -228,7 +231,7 @@ int vpci_kvm_create(struct vm *vm, const struct vdev_ops *ops, void *impl,
 	r = vpci_kvm_fds(t);
 	if (r)
 		goto fail;
-	r = vpci_init(&t->pci, &t->vdev, &cb, bar);
+	r = vpci_init(&t->pci, &t->vdev, &cb, bar, io_bar);
 	if (r)
 		goto fail;
 	*out = t;
@@ -250,8 +253,9 @@ void vpci_kvm_destroy(struct vpci_kvm *t)
 	vpci_kvm_intx_mode(t, false);
 	if (t->pci.vdev) {
 		vpci_reset(&t->pci);
-		if (t->notify_on)
-			vpci_kvm_ioeventfds(t, false);
+		for (unsigned int io = 0; io < 2; io++)
+			if (t->notify_on[io])
+				vpci_kvm_ioeventfds(t, io, false);
 		vpci_destroy(&t->pci);
 	}
 	for (unsigned int i = 0; i < VDEV_MAX_QUEUES; i++)
@@ -295,6 +299,22 @@ static bool vpci_kvm_mmio(void *opaque, uint64_t addr, uint8_t *data,
 	return true;
 }
 
+static bool vpci_kvm_pio(void *opaque, uint64_t port, uint8_t *data,
+			 unsigned int size, bool write)
+{
+	struct vpci_kvm *t = opaque;
+	uint64_t off;
+
+	if (!vpci_io_hit(&t->pci, port, &off))
+		return false;
+	if (write)
+		vpci_io_write(&t->pci, off, data, size);
+	else
+		vpci_io_read(&t->pci, off, data, size);
+	return true;
+}
+
 const struct pci_dev_ops vpci_kvm_pci_ops = {
-	vpci_kvm_cfg_read, vpci_kvm_cfg_write, vpci_kvm_mmio,
+	.cfg_read = vpci_kvm_cfg_read, .cfg_write = vpci_kvm_cfg_write,
+	.mmio = vpci_kvm_mmio, .pio = vpci_kvm_pio,
 };

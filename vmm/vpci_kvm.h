@@ -24,8 +24,8 @@ struct vpci_kvm {
 	int call[VPCI_MAX_SRC];   /* [0]: config interrupt; [1 + q]: queue q */
 	int gsi[VPCI_MAX_SRC];
 	bool irqfd_on[VPCI_MAX_SRC];
-	bool notify_on;
-	uint64_t notify_base;
+	bool notify_on[2];         /* [0]: BAR 0's notify area, [1]: I/O BAR's */
+	uint64_t notify_base[2];
 	uint64_t slow_kicks;       /* kicks that exited to a vCPU thread */
 	/* INTx (a guest without MSI-X): a thread turns every interrupt
 	 * eventfd into an ISR bit and the INTA# level on intx_gsi. */
@@ -35,13 +35,15 @@ struct vpci_kvm {
 	pthread_t intx_thread;
 };
 
-/* Config space and BAR 0, for the PCI host (opaque: the struct vpci_kvm). */
+/* Config space, BAR 0 and the I/O BAR, for the PCI host (opaque: the
+ * struct vpci_kvm). */
 extern const struct pci_dev_ops vpci_kvm_pci_ops;
 
 /* The device impl (driven through ops) on a new virtio-pci function
- * with BAR 0 at bar.  The device stays the caller's.  0 or -errno. */
+ * with BAR 0 at bar and its I/O BAR at port io_bar.  The device stays
+ * the caller's.  0 or -errno. */
 int vpci_kvm_create(struct vm *vm, const struct vdev_ops *ops, void *impl,
-		    uint32_t bar, struct vpci_kvm **out);
+		    uint32_t bar, uint32_t io_bar, struct vpci_kvm **out);
 /* The GSI (IOAPIC pin) its INTA# line reaches. */
 void vpci_kvm_set_intx_gsi(struct vpci_kvm *t, unsigned int gsi);
 /* Reset the device (as the driver's status write of 0 would): once this

@@ -18,6 +18,7 @@
 
 #define RAM_SIZE (1u << 20)
 #define BAR 0xc0000000u
+#define IO_BAR 0xc040u
 #define NQ 2
 #define FAKE_CLASS 0x0c0330u /* not a disk's: the device's own class */
 
@@ -31,9 +32,12 @@ struct fake {
 	uint64_t addr[VPCI_MAX_SRC];
 	uint32_t data[VPCI_MAX_SRC];
 	bool pending[VPCI_MAX_SRC];
-	int maps;
+	int maps;                  /* BAR 0's notify area */
 	bool mapped;
 	uint64_t notify_base;
+	int io_maps;               /* the I/O BAR's */
+	bool io_mapped;
+	uint64_t io_notify_base;
 	int notified[NQ];
 	bool intx;
 	int intx_changes, intx_acks;
@@ -101,10 +105,16 @@ static bool cb_pending(void *o, unsigned int src)
 	return ((struct fake *)o)->pending[src];
 }
 
-static void cb_map(void *o, bool mapped, uint64_t base)
+static void cb_map(void *o, bool io, bool mapped, uint64_t base)
 {
 	struct fake *f = o;
 
+	if (io) {
+		f->io_maps++;
+		f->io_mapped = mapped;
+		f->io_notify_base = base;
+		return;
+	}
 	f->maps++;
 	f->mapped = mapped;
 	f->notify_base = base;
@@ -135,7 +145,7 @@ static int setup(void **state)
 	c->ram = calloc(1, RAM_SIZE);
 	assert_int_equal(gmem_add(&c->mem, 0, RAM_SIZE, c->ram), 0);
 	assert_int_equal(vdev_init(&c->v, &ops, &c->f, &c->mem, NULL, NULL), 0);
-	assert_int_equal(vpci_init(&c->p, &c->v, &cb, BAR), 0);
+	assert_int_equal(vpci_init(&c->p, &c->v, &cb, BAR, IO_BAR), 0);
 	*state = c;
 	return 0;
 }
@@ -163,19 +173,25 @@ static void wr(struct ctx *c, uint64_t off, unsigned int size, uint32_t val)
 	vpci_bar_write(&c->p, off, &val, size);
 }
 
-/* Find a vendor capability of cfg_type; its config offset or 0. */
-static unsigned int find_vcap(struct ctx *c, uint8_t type)
+/* The nth (from 0) vendor capability of cfg_type in the chain: its
+ * config offset, or 0. */
+static unsigned int find_vcap_nth(struct ctx *c, uint8_t type, int nth)
 {
 	unsigned int off = vpci_cfg_read(&c->p, PCI_CAPABILITY_LIST, 1);
 	int guard = 0;
 
 	while (off && guard++ < 48) {
 		if (vpci_cfg_read(&c->p, off, 1) == PCI_CAP_ID_VNDR &&
-		    vpci_cfg_read(&c->p, off + 3, 1) == type)
+		    vpci_cfg_read(&c->p, off + 3, 1) == type && !nth--)
 			return off;
 		off = vpci_cfg_read(&c->p, off + 1, 1);
 	}
 	return 0;
+}
+
+static unsigned int find_vcap(struct ctx *c, uint8_t type)
+{
+	return find_vcap_nth(c, type, 0);
 }
 
 static unsigned int find_cap(struct ctx *c, uint8_t id)
@@ -223,9 +239,19 @@ static void test_bar_sizing(void **state)
 	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_0, 4, 0xffffffff);
 	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_0, 4),
 			 ~(uint32_t)(VPCI_BAR_SIZE - 1));
+	/* BAR 2: I/O space, VPCI_IO_BAR_SIZE ports */
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_2, 4),
+			 IO_BAR | PCI_BASE_ADDRESS_SPACE_IO);
+	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_2, 4, 0xffffffff);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_2, 4),
+			 ~(uint32_t)(VPCI_IO_BAR_SIZE - 1) |
+				 PCI_BASE_ADDRESS_SPACE_IO);
+	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_2, 4, IO_BAR);
 	/* other BARs do not exist */
 	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_1, 4, 0xffffffff);
 	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_1, 4), 0);
+	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_3, 4, 0xffffffff);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_3, 4), 0);
 	enable_mem(c);
 	assert_false(vpci_bar_hit(&c->p, BAR, &off)); /* sizing pattern */
 	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_0, 4, BAR + 0x10000);
@@ -250,6 +276,62 @@ static void test_decode_off_until_enabled(void **state)
 	vpci_cfg_write(&c->p, PCI_COMMAND, 2, 0);
 	assert_false(c->f.mapped);
 	assert_int_equal(c->f.maps, 3);
+	/* Memory decoding never mapped the I/O BAR's notify area. */
+	assert_int_equal(c->f.io_maps, 0);
+}
+
+/* The I/O BAR decodes with I/O decoding on, apart from memory; its
+ * notify area starts at offset 0 and moves with the BAR. */
+static void test_io_bar_decode(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t off;
+
+	assert_false(vpci_io_hit(&c->p, IO_BAR, &off));
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2, PCI_COMMAND_IO);
+	assert_false(c->f.mapped);
+	assert_true(c->f.io_mapped);
+	assert_int_equal(c->f.io_notify_base, IO_BAR);
+	assert_true(vpci_io_hit(&c->p, IO_BAR + 6, &off));
+	assert_int_equal(off, 6);
+	assert_false(vpci_io_hit(&c->p, IO_BAR + VPCI_IO_BAR_SIZE, &off));
+	assert_false(vpci_io_hit(&c->p, IO_BAR - 1, &off));
+	assert_false(vpci_bar_hit(&c->p, BAR, &off)); /* memory still off */
+	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_2, 4, IO_BAR + 0x100);
+	assert_int_equal(c->f.io_notify_base, IO_BAR + 0x100);
+	assert_false(vpci_io_hit(&c->p, IO_BAR, &off));
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	assert_false(c->f.io_mapped);
+	assert_true(c->f.mapped);
+	assert_int_equal(c->f.io_maps, 3);
+}
+
+/* A kick through the I/O BAR that no ioeventfd caught: a 16-bit write
+ * at q * VPCI_NOTIFY_MULT, as Linux's iowrite16; anything else there is
+ * a bad access and kicks nothing. */
+static void test_io_notify(void **state)
+{
+	struct ctx *c = *state;
+	uint16_t v = 1;
+	uint32_t w = 0xffffffff;
+
+	vpci_io_write(&c->p, 1 * VPCI_NOTIFY_MULT, &v, 2);
+	assert_int_equal(c->f.notified[1], 1);
+	vpci_io_write(&c->p, 0, &v, 2);
+	assert_int_equal(c->f.notified[0], 1);
+	assert_int_equal(c->p.bad_access, 0);
+	vpci_io_write(&c->p, NQ * VPCI_NOTIFY_MULT, &v, 2); /* no queue */
+	vpci_io_write(&c->p, 2, &v, 2);                     /* between */
+	vpci_io_write(&c->p, 0, &w, 4);                     /* wrong width */
+	vpci_io_write(&c->p, 0, &w, 1);
+	assert_int_equal(c->f.notified[0] + c->f.notified[1], 2);
+	assert_int_equal(c->p.bad_access, 4);
+	vpci_io_read(&c->p, 0, &w, 2);
+	assert_int_equal(w & 0xffff, 0);
+	assert_int_equal(c->p.bad_access, 4);
+	vpci_io_read(&c->p, 1, &w, 4);
+	assert_int_equal(w, 0);
+	assert_int_equal(c->p.bad_access, 5);
 }
 
 static void test_virtio_caps(void **state)
@@ -263,15 +345,31 @@ static void test_virtio_caps(void **state)
 	};
 	unsigned int cap;
 
+	unsigned int io_notify;
+
+	/* The first notify capability is the I/O BAR's: a driver takes the
+	 * first it can use.  BAR 0's follows, for one that cannot. */
+	io_notify = find_vcap(c, VIRTIO_PCI_CAP_NOTIFY_CFG);
+	assert_int_not_equal(io_notify, 0);
+	assert_int_equal(vpci_cfg_read(&c->p, io_notify + 4, 1), VPCI_IO_BAR);
+	assert_int_equal(vpci_cfg_read(&c->p, io_notify + 8, 4), 0);
+	assert_int_equal(vpci_cfg_read(&c->p, io_notify + 12, 4),
+			 NQ * VPCI_NOTIFY_MULT);
+	assert_int_equal(vpci_cfg_read(&c->p, io_notify + 16, 4),
+			 VPCI_NOTIFY_MULT);
 	for (unsigned int i = 0; i < 4; i++) {
-		cap = find_vcap(c, want[i].type);
+		cap = find_vcap_nth(c, want[i].type,
+				    want[i].type == VIRTIO_PCI_CAP_NOTIFY_CFG);
 		assert_int_not_equal(cap, 0);
 		assert_int_equal(vpci_cfg_read(&c->p, cap + 4, 1), 0); /* BAR 0 */
 		assert_int_equal(vpci_cfg_read(&c->p, cap + 8, 4), want[i].off);
 	}
-	cap = find_vcap(c, VIRTIO_PCI_CAP_NOTIFY_CFG);
+	cap = find_vcap_nth(c, VIRTIO_PCI_CAP_NOTIFY_CFG, 1);
 	assert_int_equal(vpci_cfg_read(&c->p, cap + 2, 1), 20);
+	assert_int_equal(vpci_cfg_read(&c->p, cap + 12, 4),
+			 NQ * VPCI_NOTIFY_MULT);
 	assert_int_equal(vpci_cfg_read(&c->p, cap + 16, 4), VPCI_NOTIFY_MULT);
+	assert_int_equal(find_vcap_nth(c, VIRTIO_PCI_CAP_NOTIFY_CFG, 2), 0);
 	cap = find_vcap(c, VIRTIO_PCI_CAP_DEVICE_CFG);
 	assert_int_equal(vpci_cfg_read(&c->p, cap + 12, 4), 16);
 	cap = find_cap(c, PCI_CAP_ID_MSIX);
@@ -563,6 +661,8 @@ int main(int argc, char **argv)
 		T(test_ids_and_header),
 		T(test_bar_sizing),
 		T(test_decode_off_until_enabled),
+		T(test_io_bar_decode),
+		T(test_io_notify),
 		T(test_virtio_caps),
 		T(test_common_cfg),
 		T(test_features_ok_refused_over_pci),
