@@ -5,32 +5,65 @@
 
 #include "host/log.h"
 
-int affinity_spread(const cpu_set_t *allowed, unsigned int n, int *cpu)
+int affinity_allowed(int (*getter)(pid_t, size_t, cpu_set_t *),
+		     cpu_set_t **set, size_t *size)
 {
-	int list[CPU_SETSIZE];
-	unsigned int count = 0;
+	/* The kernel refuses (EINVAL) a mask narrower than its CPU ids;
+	 * glibc zeroes what the kernel leaves of a wider one. */
+	for (int n = 1024; n <= AFFINITY_MAX_CPUS; n *= 2) {
+		cpu_set_t *s = CPU_ALLOC(n);
+		size_t sz = CPU_ALLOC_SIZE(n);
 
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, allowed))
-			list[count++] = c;
-	if (!count)
+		if (!s)
+			return -ENOMEM;
+		if (!getter(0, sz, s)) {
+			*set = s;
+			*size = sz;
+			return 0;
+		}
+		CPU_FREE(s);
+		if (errno != EINVAL)
+			return -errno;
+	}
+	return -EINVAL;
+}
+
+int affinity_spread(const cpu_set_t *allowed, size_t size, unsigned int n,
+		    int *cpu)
+{
+	int bits = (int)(size * 8), c = -1;
+
+	if (!CPU_COUNT_S(size, allowed))
 		return -EINVAL;
-	for (unsigned int i = 0; i < n; i++)
-		cpu[i] = list[i % count];
+	for (unsigned int i = 0; i < n; i++) {
+		do
+			c = (c + 1) % bits;
+		while (!CPU_ISSET_S((size_t)c, size, allowed));
+		cpu[i] = c;
+	}
 	return 0;
 }
 
 int affinity_pin_self(int cpu)
 {
-	cpu_set_t one;
+	cpu_set_t *one;
+	size_t sz;
+	int r = 0;
 
 	if (cpu < 0)
 		return 0;
-	if (cpu >= CPU_SETSIZE)
-		return -EINVAL;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return sched_setaffinity(0, sizeof(one), &one) ? -errno : 0;
+	if (cpu >= AFFINITY_MAX_CPUS)
+		return -ERANGE; /* no mask that wide is allocated */
+	one = CPU_ALLOC(cpu + 1);
+	if (!one)
+		return -ENOMEM;
+	sz = CPU_ALLOC_SIZE(cpu + 1);
+	CPU_ZERO_S(sz, one);
+	CPU_SET_S((size_t)cpu, sz, one);
+	if (sched_setaffinity(0, sz, one))
+		r = -errno;
+	CPU_FREE(one);
+	return r;
 }
 
 void affinity_pin_thread(int cpu, const char *name)

@@ -1,16 +1,31 @@
 /* Where `--pin on` puts the VMM's threads: vCPU i on one host CPU, each
- * queue's iothread beside the vCPU its queue serves (vmm/main.c). */
+ * queue's iothread beside the vCPU its queue serves (vmm/main.c).  CPU
+ * sets are sized at run time (CPU_ALLOC): a host may have more CPUs
+ * than a fixed cpu_set_t holds (1024). */
 #ifndef HOST_AFFINITY_H
 #define HOST_AFFINITY_H
 
 #include <sched.h>
+#include <stddef.h>
 
-/* cpu[i], for i < n: the CPUs of allowed in order, again from the first
- * once they run out.  0, or -EINVAL when allowed is empty. */
-int affinity_spread(const cpu_set_t *allowed, unsigned int n, int *cpu);
+/* The highest CPU number we bind to, plus one: a mask this wide is
+ * 8 KiB; Linux builds for at most 8192 CPUs. */
+#define AFFINITY_MAX_CPUS 65536
+
+/* The CPUs this process may use, in *set (CPU_FREE it) of *size bytes:
+ * the set grows until the kernel accepts its size.  getter is
+ * sched_getaffinity, or a stand-in in tests.  0 or -errno. */
+int affinity_allowed(int (*getter)(pid_t, size_t, cpu_set_t *),
+		     cpu_set_t **set, size_t *size);
+
+/* cpu[i], for i < n: the CPUs of allowed (size bytes) in order, again
+ * from the first once they run out.  0, or -EINVAL when it is empty. */
+int affinity_spread(const cpu_set_t *allowed, size_t size, unsigned int n,
+		    int *cpu);
 
 /* Binds the calling thread to host CPU cpu; a negative cpu leaves it
- * where it may run.  0 or -errno. */
+ * where it may run.  0, -ERANGE from AFFINITY_MAX_CPUS on, or the
+ * kernel's -errno. */
 int affinity_pin_self(int cpu);
 
 /* affinity_pin_self for the thread called name, said at -v; where the

@@ -294,18 +294,24 @@ static int load_inputs(const struct vmm_config *c, struct inputs *in,
  * faster). */
 static int plan_pins(struct vmm_config *c)
 {
-	cpu_set_t allowed;
+	cpu_set_t *allowed = NULL;
+	size_t size = 0;
+	int count;
 
 	if (!c->pin)
 		return 0;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) ||
-	    affinity_spread(&allowed, c->cpus, c->vcpu_cpu)) {
+	if (affinity_allowed(sched_getaffinity, &allowed, &size) ||
+	    affinity_spread(allowed, size, c->cpus, c->vcpu_cpu)) {
 		pr_err("--pin on: cannot read the CPUs this process may use");
+		if (allowed)
+			CPU_FREE(allowed);
 		return -1;
 	}
-	if ((unsigned int)CPU_COUNT(&allowed) < c->cpus)
+	count = CPU_COUNT_S(size, allowed);
+	CPU_FREE(allowed);
+	if ((unsigned int)count < c->cpus)
 		pr_warn("--pin on: %u vCPUs on %d CPUs: some share a CPU",
-			c->cpus, CPU_COUNT(&allowed));
+			c->cpus, count);
 	for (unsigned int d = 0; d < c->ndisks; d++) {
 		c->disk[d].pin = c->disk[d].queues >= c->cpus;
 		for (unsigned int q = 0; q < c->disk[d].queues; q++)

@@ -1,6 +1,7 @@
 /* host/affinity: how --pin on spreads threads over the CPUs the VMM may
  * use (in order, round again when there are more threads than CPUs,
- * gaps in the set skipped), and binding the calling thread for real. */
+ * gaps in the set skipped), reading that set on a host of any size, and
+ * binding the calling thread for real. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -8,10 +9,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "host/affinity.h"
+#include "host/log.h"
 
 static cpu_set_t set_of(const int *cpus, unsigned int n)
 {
@@ -31,7 +37,7 @@ static void test_spread_in_order_then_round(void **state)
 	const int want[7] = { 2, 5, 7, 2, 5, 7, 2 };
 
 	(void)state;
-	assert_int_equal(affinity_spread(&s, 7, out), 0);
+	assert_int_equal(affinity_spread(&s, sizeof(s), 7, out), 0);
 	assert_memory_equal(out, want, sizeof(want));
 }
 
@@ -44,7 +50,7 @@ static void test_spread_fewer_threads_than_cpus(void **state)
 
 	(void)state;
 	out[2] = sentinel;
-	assert_int_equal(affinity_spread(&s, 2, out), 0);
+	assert_int_equal(affinity_spread(&s, sizeof(s), 2, out), 0);
 	assert_memory_equal(out, want, sizeof(want));
 	assert_int_equal(out[2], sentinel); /* n entries, no more */
 }
@@ -57,7 +63,7 @@ static void test_spread_last_cpu_of_the_set(void **state)
 	const int want[3] = { 3, CPU_SETSIZE - 1, 3 };
 
 	(void)state;
-	assert_int_equal(affinity_spread(&s, 3, out), 0);
+	assert_int_equal(affinity_spread(&s, sizeof(s), 3, out), 0);
 	assert_memory_equal(out, want, sizeof(want));
 }
 
@@ -68,8 +74,98 @@ static void test_spread_refuses_an_empty_set(void **state)
 
 	(void)state;
 	CPU_ZERO(&s);
-	assert_int_equal(affinity_spread(&s, 1, out), -EINVAL);
+	assert_int_equal(affinity_spread(&s, sizeof(s), 1, out), -EINVAL);
 	assert_int_equal(out[0], 42);
+}
+
+/* CPU numbers past a fixed cpu_set_t's 1024. */
+static void test_spread_past_1024(void **state)
+{
+	size_t sz = CPU_ALLOC_SIZE(2048);
+	cpu_set_t *s = CPU_ALLOC(2048);
+	int out[3];
+	const int want[3] = { 3, 1500, 3 };
+
+	(void)state;
+	CPU_ZERO_S(sz, s);
+	CPU_SET_S(3, sz, s);
+	CPU_SET_S(1500, sz, s);
+	assert_int_equal(affinity_spread(s, sz, 3, out), 0);
+	assert_memory_equal(out, want, sizeof(want));
+	CPU_FREE(s);
+}
+
+static void test_allowed_is_the_kernels_set(void **state)
+{
+	cpu_set_t fixed, *s = NULL;
+	size_t sz = 0;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(fixed), &fixed), 0);
+	assert_int_equal(affinity_allowed(sched_getaffinity, &s, &sz), 0);
+	assert_true(sz >= sizeof(fixed));
+	assert_int_equal(CPU_COUNT_S(sz, s), CPU_COUNT(&fixed));
+	assert_true(CPU_ISSET_S((size_t)sched_getcpu(), sz, s));
+	CPU_FREE(s);
+}
+
+/* A stand-in for a host with 3001 CPU ids, the process allowed 3000;
+ * like the kernel, it refuses a mask narrower than its ids. */
+static unsigned int big_calls;
+static int big_host(pid_t pid, size_t size, cpu_set_t *set)
+{
+	(void)pid;
+	big_calls++;
+	if (size * 8 < 3001) {
+		errno = EINVAL;
+		return -1;
+	}
+	CPU_ZERO_S(size, set); /* as glibc's wrapper leaves it */
+	CPU_SET_S(3000, size, set);
+	return 0;
+}
+
+static void test_allowed_grows_until_the_kernel_takes_it(void **state)
+{
+	cpu_set_t *s = NULL;
+	size_t sz = 0;
+	int out[2];
+
+	(void)state;
+	big_calls = 0;
+	assert_int_equal(affinity_allowed(big_host, &s, &sz), 0);
+	assert_int_equal(big_calls, 3); /* 1024, 2048, 4096 */
+	assert_int_equal(sz, CPU_ALLOC_SIZE(4096));
+	assert_int_equal(CPU_COUNT_S(sz, s), 1);
+	assert_int_equal(affinity_spread(s, sz, 2, out), 0);
+	assert_int_equal(out[0], 3000);
+	assert_int_equal(out[1], 3000);
+	CPU_FREE(s);
+}
+
+static int refusing_host(pid_t pid, size_t size, cpu_set_t *set)
+{
+	(void)pid, (void)size, (void)set;
+	big_calls++;
+	errno = big_calls > 1000 ? EINVAL : EPERM;
+	return -1;
+}
+
+static void test_allowed_passes_other_errors_and_gives_up(void **state)
+{
+	cpu_set_t *s = NULL;
+	size_t sz = 0;
+
+	(void)state;
+	big_calls = 0;
+	assert_int_equal(affinity_allowed(refusing_host, &s, &sz), -EPERM);
+	assert_int_equal(big_calls, 1);
+	assert_null(s);
+	/* EINVAL at every size up to AFFINITY_MAX_CPUS: no endless loop. */
+	big_calls = 1000;
+	assert_int_equal(affinity_allowed(refusing_host, &s, &sz), -EINVAL);
+	assert_int_equal(big_calls, 1000 + 7); /* 1024 .. 65536 */
+	assert_null(s);
 }
 
 /* Each case runs in its own thread: binding it leaves the test's other
@@ -134,14 +230,86 @@ static void test_pin_self_refuses_a_cpu_out_of_range(void **state)
 	struct pin_case p;
 
 	(void)state;
-	p = pin_in_thread(CPU_SETSIZE);
-	assert_int_equal(p.ret, -EINVAL);
+	p = pin_in_thread(AFFINITY_MAX_CPUS);
+	assert_int_equal(p.ret, -ERANGE);
 	assert_true(CPU_EQUAL(&p.before, &p.after));
-	/* A CPU the machine does not have: the kernel's refusal comes
-	 * back as its errno, and the thread stays where it was. */
+	/* CPUs the machine does not have, inside and past a fixed
+	 * cpu_set_t: the kernel's refusal comes back as its errno, and the
+	 * thread stays where it was. */
 	p = pin_in_thread(CPU_SETSIZE - 1);
 	assert_int_equal(p.ret, -EINVAL);
 	assert_true(CPU_EQUAL(&p.before, &p.after));
+	p = pin_in_thread(AFFINITY_MAX_CPUS - 1);
+	assert_int_equal(p.ret, -EINVAL);
+	assert_true(CPU_EQUAL(&p.before, &p.after));
+}
+
+/* What affinity_pin_thread says on stderr, in a thread of its own. */
+struct say_case {
+	int cpu;
+	char text[256];
+};
+
+static void *say_thread(void *arg)
+{
+	struct say_case *c = arg;
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	fflush(stderr);
+	dup2(fileno(f), STDERR_FILENO);
+	affinity_pin_thread(c->cpu, "iothread-q7");
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(c->text, 1, sizeof(c->text) - 1, f);
+	c->text[n] = '\0';
+	fclose(f);
+	return NULL;
+}
+
+static const char *pin_thread_says(int cpu)
+{
+	static struct say_case c;
+	pthread_t t;
+
+	memset(&c, 0, sizeof(c));
+	c.cpu = cpu;
+	assert_int_equal(pthread_create(&t, NULL, say_thread, &c), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	return c.text;
+}
+
+static void test_pin_thread_warns_when_the_host_refuses(void **state)
+{
+	cpu_set_t now;
+	const char *said;
+
+	(void)state;
+	vlog_set_level(VLOG_INFO);
+	said = pin_thread_says(CPU_SETSIZE - 1);
+	assert_non_null(strstr(said, "vmm: warning: iothread-q7: cannot bind to "
+				     "host CPU 1023 (Invalid argument); it "
+				     "runs on any"));
+	/* Bound: said at -v only. */
+	assert_int_equal(sched_getaffinity(0, sizeof(now), &now), 0);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &now)) {
+			char want[64];
+
+			snprintf(want, sizeof(want),
+				 "iothread-q7: on host CPU %d", i);
+			assert_non_null(strstr(pin_thread_says(i), want));
+			vlog_set_level(VLOG_WARN);
+			assert_string_equal(pin_thread_says(i), "");
+			break;
+		}
+	/* Unbound: nothing to say. */
+	vlog_set_level(VLOG_INFO);
+	assert_string_equal(pin_thread_says(-1), "");
+	vlog_set_level(VLOG_WARN);
 }
 
 int main(void)
@@ -151,9 +319,14 @@ int main(void)
 		cmocka_unit_test(test_spread_fewer_threads_than_cpus),
 		cmocka_unit_test(test_spread_last_cpu_of_the_set),
 		cmocka_unit_test(test_spread_refuses_an_empty_set),
+		cmocka_unit_test(test_spread_past_1024),
+		cmocka_unit_test(test_allowed_is_the_kernels_set),
+		cmocka_unit_test(test_allowed_grows_until_the_kernel_takes_it),
+		cmocka_unit_test(test_allowed_passes_other_errors_and_gives_up),
 		cmocka_unit_test(test_pin_self_binds_to_one_cpu),
 		cmocka_unit_test(test_pin_self_negative_leaves_the_set),
 		cmocka_unit_test(test_pin_self_refuses_a_cpu_out_of_range),
+		cmocka_unit_test(test_pin_thread_warns_when_the_host_refuses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
