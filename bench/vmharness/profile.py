@@ -149,7 +149,12 @@ def one_run(cfg, job, disk, args, log_path):
                           timeout=args.boot_timeout, on_phase=on_phase,
                           log_path=log_path).run()
     res = fiojson.extract(g.lines).get(job)
-    rec = {"config": cfg["name"], "job": job, "outcome": g.outcome,
+    outcome = g.outcome
+    if outcome == "clean" and not (res and res[1]):
+        # as in deaths: QEMU ends with status 0 and says nothing when its
+        # guest resets (-no-reboot), a triple fault among them
+        outcome = "no-result"
+    rec = {"config": cfg["name"], "job": job, "outcome": outcome,
            "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path}
     if "pinned" in snap:
         rec["pinned"] = snap["pinned"]

@@ -231,6 +231,22 @@ def test_profile_backend_ram_gives_ours_a_ram_disk_of_the_files_size():
     assert disk["path"] == "/x.img"
 
 
+def test_profile_a_silent_end_without_fio_is_no_result(tmp_path, monkeypatch):
+    # QEMU under -no-reboot ends with status 0 when its guest resets in
+    # the middle of the job: no result, not a clean run
+    from types import SimpleNamespace
+    args = SimpleNamespace(boot_timeout=30)
+    cfg = {"kind": "qemu", "name": "qemu", "opts": {}}
+    for code, want in ((0, "no-result"), (3, "exit-3")):
+        monkeypatch.setattr(profile, "guest_argv", lambda *a, code=code: [
+            "sh", "-c", "echo '=== RUN BEGIN ==='; "
+            "echo '=== PHASE BEGIN randread-4k ==='; exit %d" % code])
+        rec = profile.one_run(cfg, "randread-4k", {}, args,
+                              str(tmp_path / ("r%d.log" % code)))
+        assert rec["outcome"] == want
+        assert rec["rc"] == code and "fio" not in rec
+
+
 def test_profile_pin_is_the_vmms_option_not_the_disks():
     from types import SimpleNamespace
     from vmharness import cmdlines, plan, profile
