@@ -233,7 +233,7 @@ static void test_ids_and_header(void **state)
 static void test_bar_sizing(void **state)
 {
 	struct ctx *c = *state;
-	uint64_t off;
+	uint64_t off = ~0ull; /* ~0: not written */
 
 	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_0, 4), BAR);
 	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_0, 4, 0xffffffff);
@@ -285,7 +285,7 @@ static void test_decode_off_until_enabled(void **state)
 static void test_io_bar_decode(void **state)
 {
 	struct ctx *c = *state;
-	uint64_t off;
+	uint64_t off = ~0ull; /* ~0: not written */
 
 	assert_false(vpci_io_hit(&c->p, IO_BAR, &off));
 	vpci_cfg_write(&c->p, PCI_COMMAND, 2, PCI_COMMAND_IO);

@@ -63,7 +63,7 @@ static const struct pci_dev_ops mem_ops = { /* no I/O BAR: pio NULL */
 static void test_alloc_io(void **state)
 {
 	struct pci_host h;
-	uint32_t a, b, c;
+	uint32_t a = ~0u, b = ~0u, c = ~0u; /* ~0: not written */
 
 	(void)state;
 	pci_host_init(&h, 0xc0000000, 0xc0100000);
