@@ -176,15 +176,12 @@ static int virtq_walk_chain(struct virtq *vq, struct virtq_walk *w,
 
 static bool virtq_busy(const struct virtq *vq, uint16_t head)
 {
-	return vq->busy[head / 8] & (1u << (head % 8));
+	return vq->busy[head];
 }
 
 static void virtq_set_busy(struct virtq *vq, uint16_t head, bool on)
 {
-	if (on)
-		vq->busy[head / 8] |= 1u << (head % 8);
-	else
-		vq->busy[head / 8] &= ~(1u << (head % 8));
+	vq->busy[head] = on;
 }
 
 int virtq_next_head(struct virtq *vq, uint16_t *head)

@@ -51,7 +51,7 @@ struct virtq {
 	uint16_t signalled;    /* used->idx at the last notify */
 	bool signalled_valid;
 	uint16_t inflight;     /* heads popped and not yet pushed */
-	uint8_t busy[VIRTQ_MAX_SIZE / 8]; /* bitmap of in-flight heads */
+	bool busy[VIRTQ_MAX_SIZE]; /* in-flight heads */
 	struct virtq_stats stats;
 };
 
