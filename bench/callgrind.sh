@@ -12,12 +12,15 @@
 #
 #   bench/callgrind.sh [REQUESTS] [FILTER]    defaults: 20000 ram-randread-qd32-1q-off
 #   KEEP=1 bench/callgrind.sh                 keep the profiles (path printed)
+#   LATENCY=1 bench/callgrind.sh              the disk keeps its latency
+#                                             breakdown (as vmm run -v, --stats)
 set -eu
 
 cd "$(dirname "$0")/.."
 REQUESTS=${1:-20000}
 FILTER=${2:-ram-randread-qd32-1q-off}
 BIN=${DEVBENCH:-build/bench/devbench}
+LAT=${LATENCY:+--latency}
 
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind not installed" >&2; exit 1; }
 [ -x "$BIN" ] || make -s "$BIN"
@@ -28,7 +31,7 @@ OUT=$(mktemp -d /tmp/callgrind.XXXXXX)
 valgrind --tool=callgrind --separate-threads=yes \
 	--callgrind-out-file="$OUT/cg.out" \
 	"$BIN" --filter "$FILTER" --requests "$REQUESTS" --seed 1 \
-	--no-fio --no-prefill --size 64M >"$OUT/devbench.txt" 2>"$OUT/valgrind.txt" || {
+	--no-fio --no-prefill --size 64M $LAT >"$OUT/devbench.txt" 2>"$OUT/valgrind.txt" || {
 	cat "$OUT/valgrind.txt" "$OUT/devbench.txt" >&2
 	exit 1
 }
@@ -65,7 +68,7 @@ for f in "$OUT"/cg.out-*; do
 	ALL=$((ALL + $(total_ir "$f")))
 done
 
-echo "workload: $BIN --filter $FILTER --requests $REQUESTS --seed 1 --no-fio --no-prefill --size 64M"
+echo "workload: $BIN --filter $FILTER --requests $REQUESTS --seed 1 --no-fio --no-prefill --size 64M${LAT:+ $LAT}"
 echo "iothread profile: $(basename "$IOT")"
 echo "iothread instructions (Ir): $IR"
 echo "all threads (Ir):           $ALL"

@@ -79,7 +79,7 @@ static struct {
 	uint64_t requests; /* fixed work per point instead of time */
 	uint64_t seed;
 	const char *filter, *json, *tmpfs_dir, *disk_dir;
-	bool quick, no_fio, list, no_prefill;
+	bool quick, no_fio, list, no_prefill, latency;
 	char cmdline[1024];
 } opt = {
 	.seconds = 1.0,
@@ -391,6 +391,7 @@ static int dut_get(enum be be, bool batch, bool raw, struct dut **out)
 	o.ram_size = opt.size;
 	o.direct = be == BE_DISK;
 	o.batch = batch;
+	o.latency = opt.latency;
 	o.poll_us = raw ? BLK_POLL_US_MAX : 0; /* see the top of this file */
 	o.queues = MAXQ;
 	snprintf(o.serial, sizeof(o.serial), "devbench");
@@ -1233,6 +1234,8 @@ static void usage(FILE *f)
 "  --no-prefill     do not write the RAM disk once before measuring (for\n"
 "                   callgrind: the prefill's iothread would share the\n"
 "                   measured iothread's profile)\n"
+"  --latency        the disks keep their latency breakdown, as under\n"
+"                   vmm run -v or --stats (default: not kept, as vmm run)\n"
 "  --list           print the selected rows and exit\n");
 }
 
@@ -1253,6 +1256,7 @@ static int parse_args(int argc, char **argv)
 		{ "quiet-wait", required_argument, NULL, 'Q' },
 		{ "no-fio", no_argument, NULL, 'N' },
 		{ "no-prefill", no_argument, NULL, 'P' },
+		{ "latency", no_argument, NULL, 'L' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1284,6 +1288,7 @@ static int parse_args(int argc, char **argv)
 		case 'Q': opt.quiet_wait = atof(optarg); break;
 		case 'N': opt.no_fio = true; break;
 		case 'P': opt.no_prefill = true; break;
+		case 'L': opt.latency = true; break;
 		case 'l': opt.list = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;

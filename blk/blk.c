@@ -191,6 +191,7 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	q->backend = d->backend;
 	q->write_through = !(features & (1ull << VIRTIO_BLK_F_FLUSH));
 	q->batch = d->opts.batch;
+	q->latency = d->opts.latency;
 	q->poll_max_ns = d->opts.poll_us * 1000ull;
 	q->kick_fd = c->kick_fd;
 	q->call_fd = c->call_fd;
@@ -325,5 +326,5 @@ const char *blk_dev_note(const struct blk_dev *d)
 const struct lat_queue *blk_dev_latency(const struct blk_dev *d,
 					unsigned int q)
 {
-	return q < d->nq ? &d->lat[q] : NULL;
+	return q < d->nq && d->opts.latency ? &d->lat[q] : NULL;
 }

@@ -28,6 +28,11 @@ struct blk_opts {
 	bool ro;
 	bool direct;       /* O_DIRECT */
 	bool batch;        /* submit and complete once per drain pass */
+	/* Keep each queue's latency breakdown (blk_dev_latency): three clock
+	 * reads and three histogram adds per request, about 85 instructions
+	 * of some 1100 (bench/RESULTS.md).  Set by the VMM when the user
+	 * asks for the figures (-v, --stats), not by the spec. */
+	bool latency;
 	unsigned int queues;
 	unsigned int poll_us; /* most an idle iothread polls before sleeping */
 	enum blk_engine engine;
@@ -78,7 +83,8 @@ void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s);
  * say): set when io_uring was wanted and the host refused it. */
 const char *blk_dev_note(const struct blk_dev *d);
 /* Queue q's latency breakdown over its stopped runs (read after a
- * reset); NULL if there is no such queue. */
+ * reset); NULL if there is no such queue or the disk does not keep one
+ * (blk_opts.latency). */
 const struct lat_queue *blk_dev_latency(const struct blk_dev *d,
 					unsigned int q);
 

@@ -51,11 +51,13 @@ static void blk_queue_flush_used(struct blk_queue *q)
 		return;
 	q->pushed = false;
 	virtq_publish(&q->vq);
-	t = lat_now();
-	for (unsigned int i = 0; i < q->n_unpublished; i++)
-		lat_add(&q->lat.stage[LAT_PUBLISH],
-			t - q->unpublished[i]->t_reaped);
-	q->n_unpublished = 0;
+	if (q->latency) {
+		t = lat_now();
+		for (unsigned int i = 0; i < q->n_unpublished; i++)
+			lat_add(&q->lat.stage[LAT_PUBLISH],
+				t - q->unpublished[i]->t_reaped);
+		q->n_unpublished = 0;
+	}
 	if (virtq_need_notify(&q->vq))
 		blk_fd_signal(q->call_fd);
 }
@@ -100,15 +102,17 @@ static unsigned int blk_queue_push_reaped(struct blk_queue *q)
 
 	if (!n)
 		return 0;
-	t = lat_now();
+	t = q->latency ? lat_now() : 0;
 	for (unsigned int i = 0; i < n; i++) {
 		struct blk_req *r = q->reaped[i];
 
 		if (r->result == VIRTIO_BLK_S_IOERR)
 			blk_queue_io_error(q, r, r->err);
-		lat_add(&q->lat.stage[LAT_BACKEND], t - r->t_submit);
-		r->t_reaped = t;
-		q->unpublished[q->n_unpublished++] = r;
+		if (q->latency) {
+			lat_add(&q->lat.stage[LAT_BACKEND], t - r->t_submit);
+			r->t_reaped = t;
+			q->unpublished[q->n_unpublished++] = r;
+		}
 		virtq_push(&q->vq, r->head, blk_req_finish(r, r->result));
 		q->pushed = true;
 	}
@@ -153,7 +157,7 @@ static int blk_queue_one(struct blk_queue *q)
 	ret = virtq_next_head(&q->vq, &head);
 	if (ret <= 0)
 		return ret;
-	t_pop = lat_now();
+	t_pop = q->latency ? lat_now() : 0;
 	ret = virtq_read_chain(&q->vq, head, &e,
 			       q->iovs + (size_t)head * BLK_REQ_MAX_IOV,
 			       BLK_REQ_MAX_IOV);
@@ -173,7 +177,8 @@ static int blk_queue_one(struct blk_queue *q)
 	case BLK_PARSE_SUBMIT:
 		break;
 	}
-	r->t_submit = lat_now();
+	if (q->latency)
+		r->t_submit = lat_now();
 	ret = q->ops->submit(q->bq, r);
 	if (ret == -EAGAIN) {
 		/* Backend full: leave the chain in the ring until a reap. */
@@ -186,7 +191,8 @@ static int blk_queue_one(struct blk_queue *q)
 		blk_queue_complete(q, head, blk_req_finish(r, VIRTIO_BLK_S_IOERR));
 		return 1;
 	}
-	lat_add(&q->lat.stage[LAT_SUBMIT], r->t_submit - t_pop);
+	if (q->latency)
+		lat_add(&q->lat.stage[LAT_SUBMIT], r->t_submit - t_pop);
 	if (!q->batch)
 		q->ops->kick(q->bq);
 	return 1;

@@ -25,6 +25,7 @@ struct blk_queue {
 	bool write_through;       /* FLUSH not negotiated */
 	struct blk_bq *bq;
 	bool batch;
+	bool latency;             /* keep lat (blk_opts.latency) */
 	uint64_t poll_max_ns;     /* 0: never poll */
 	uint64_t poll_ns;         /* the current window, adapted */
 	int kick_fd, call_fd;

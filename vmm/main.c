@@ -86,6 +86,7 @@ static const char usage_run[] =
 	"                        pop to submit, submit to completion, completion\n"
 	"                        to publish (p50, p99, p99.9, max)\n"
 	"      --stats FILE      at exit, write the same as JSON to FILE\n"
+	"                        (latency is measured only with -v or --stats)\n"
 	"      --sandbox on|off  after set-up, each thread runs under a seccomp\n"
 	"                        filter that allows only the system calls its\n"
 	"                        kind needs (default on; off is for debugging)\n"

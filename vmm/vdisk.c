@@ -44,8 +44,13 @@ void vdisk_stats_json(struct vdisk *d, FILE *f)
 		(unsigned long long)st.ring_errors,
 		(unsigned long long)st.io_errors);
 	for (unsigned int q = 0; q < nq; q++) {
+		const struct lat_queue *l = blk_dev_latency(d->blk, q);
+
 		fputs(q ? ", " : "", f);
-		lat_queue_json(f, blk_dev_latency(d->blk, q));
+		if (l)
+			lat_queue_json(f, l);
+		else
+			fputs("null", f); /* not kept (blk_opts.latency) */
 	}
 	fputs("]}", f);
 }
@@ -59,7 +64,7 @@ static void vdisk_print_latency(const struct vdisk *d)
 	for (unsigned int q = 0; q < nq; q++) {
 		const struct lat_queue *l = blk_dev_latency(d->blk, q);
 
-		for (unsigned int s = 0; s < LAT_STAGES; s++) {
+		for (unsigned int s = 0; l && s < LAT_STAGES; s++) {
 			lat_hist_format(&l->stage[s], line, sizeof(line));
 			pr_info("virtio-blk q%u: %s %s", q, lat_stage_name[s],
 				line);

@@ -63,6 +63,7 @@ struct cfg {
 
 static const struct cfg *cfg;
 static unsigned int fx_poll_us; /* poll= of the next fx_open */
+static bool fx_latency;         /* blk_opts.latency of the next fx_open */
 
 /* ---- a device with its driver queues ------------------------------------ */
 
@@ -130,6 +131,7 @@ static int fx_open(struct fx *f, enum be be, bool ro, bool batch,
 	o.batch = batch;
 	o.queues = HQ;
 	o.poll_us = fx_poll_us;
+	o.latency = fx_latency;
 	snprintf(o.serial, sizeof(o.serial), "%s", SERIAL);
 	ret = blk_dev_create(&o, &f->d, msg, sizeof(msg));
 	if (ret)
@@ -195,6 +197,7 @@ static int setup(void **state)
 		return -1;
 	*state = f;
 	fx_poll_us = BLK_POLL_US_DEFAULT;
+	fx_latency = false; /* as vmm run without -v or --stats */
 	return 0;
 }
 
@@ -289,6 +292,49 @@ static void test_get_id(void **state)
 			     2, true, &used),
 			 VIRTIO_BLK_S_OK);
 	assert_memory_equal(p, SERIAL, sizeof(SERIAL));
+}
+
+/* The latency breakdown where it is asked for (blk_opts.latency: vmm
+ * run -v or --stats): one sample per submitted request in each stage,
+ * none for a request the device answers itself. */
+static void test_latency(void **state)
+{
+	struct fx *f = *state;
+	const struct lat_queue *l;
+	uint32_t used;
+
+	fx_latency = true;
+	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
+	fx_start(f, 2, 0);
+	for (unsigned int i = 0; i < 10; i++)
+		assert_int_equal(rd(f, i * 8, 4096, 1, i % 2), VIRTIO_BLK_S_OK);
+	assert_int_equal(req(f, 0, VIRTIO_BLK_T_GET_ID, 0, BLK_ID_BYTES, true,
+			     1, false, &used),
+			 VIRTIO_BLK_S_OK);
+	fx_stop(f); /* the figures are final after a reset */
+	l = blk_dev_latency(f->d, 0);
+	assert_non_null(l);
+	for (unsigned int s = 0; s < LAT_STAGES; s++) {
+		assert_int_equal(l->stage[s].count, 10);
+		assert_true(lat_quantile(&l->stage[s], 0.5) <= l->stage[s].max);
+	}
+	l = blk_dev_latency(f->d, 1); /* started, never used */
+	assert_non_null(l);
+	for (unsigned int s = 0; s < LAT_STAGES; s++)
+		assert_int_equal(l->stage[s].count, 0);
+	assert_null(blk_dev_latency(f->d, HQ)); /* no such queue */
+}
+
+/* Not asked for (the default): no breakdown at all. */
+static void test_latency_not_kept(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
+	fx_start(f, 1, 0);
+	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
+	fx_stop(f);
+	assert_null(blk_dev_latency(f->d, 0));
 }
 
 static void test_flush(void **state)
@@ -1246,6 +1292,8 @@ int main(int argc, char **argv)
 	};
 	const struct CMUnitTest tests[] = {
 		T(test_get_id),
+		T(test_latency),
+		T(test_latency_not_kept),
 		T(test_flush),
 		T(test_read_write),
 		T(test_indirect_only_negotiated),
