@@ -77,12 +77,19 @@ awk -v ir="$IR" -v all="$ALL" -v n="$REQS" 'BEGIN {
 	printf "whole process: %.0f instructions per request\n", all / n
 }'
 echo
-echo "top functions of the iothread (self Ir, per request):"
-callgrind_annotate --threshold=99.5 "$IOT" 2>/dev/null |
-	awk -v n="$REQS" 'done && NF >= 3 && $1 ~ /^[0-9,]+$/ {
-		ir = $1; gsub(",", "", ir); fn = $NF
-		sub(/^.*:/, "", fn); sub(/ \[.*$/, "", fn)
-		printf "  %8.0f  %s\n", ir / n, $0 ~ /\[/ ? $(NF-1) : fn
-	}
-	/file:function/ { done = 1 }' | sed -n '1,20p'
+echo "top functions of the iothread (self Ir per request; FILE:FUNCTION is"
+echo "FILE's code where it runs, inlined into FUNCTION when built with LTO):"
+callgrind_annotate --threshold=99.5 --auto=no "$IOT" 2>/dev/null |
+	awk -v n="$REQS" '
+	/file:function/ { table = 1; next }
+	!table || /^-+$/ { next }
+	NF == 0 { if (shown) exit; next }
+	$1 ~ /^[0-9,]+$/ {
+		ir = $1; gsub(",", "", ir)
+		for (i = 2; i <= NF && $i !~ /%\)$/; i++)
+			;
+		name = $(i + 1); sub(/^\.\//, "", name)
+		printf "  %8.0f  %s\n", ir / n, name
+		shown = 1
+	}' | sed -n '1,20p'
 [ -z "${KEEP:-}" ] || echo "profiles kept in $OUT"
