@@ -328,3 +328,8 @@ const struct lat_queue *blk_dev_latency(const struct blk_dev *d,
 {
 	return q < d->nq && d->opts.latency ? &d->lat[q] : NULL;
 }
+
+pid_t blk_dev_queue_tid(const struct blk_dev *d, unsigned int q)
+{
+	return q < d->nq ? __atomic_load_n(&d->q[q].tid, __ATOMIC_RELAXED) : 0;
+}

@@ -9,6 +9,7 @@
 #include <linux/virtio_blk.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "blk/backend.h"
 #include "blk/latency.h"
@@ -82,6 +83,10 @@ void blk_dev_stats(const struct blk_dev *d, struct blk_stats *s);
 /* One line for the user about how the disk is served ("" if nothing to
  * say): set when io_uring was wanted and the host refused it. */
 const char *blk_dev_note(const struct blk_dev *d);
+/* The thread id of queue q's iothread, for placing it (vmm/follow.c);
+ * 0 if there is no such queue or its thread has not started yet. */
+pid_t blk_dev_queue_tid(const struct blk_dev *d, unsigned int q);
+
 /* Queue q's latency breakdown over its stopped runs (read after a
  * reset); NULL if there is no such queue or the disk does not keep one
  * (blk_opts.latency). */

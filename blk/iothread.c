@@ -379,6 +379,7 @@ static void *blk_queue_thread(void *arg)
 
 	snprintf(name, sizeof(name), "iothread-q%u", q->index);
 	pthread_setname_np(pthread_self(), name);
+	__atomic_store_n(&q->tid, gettid(), __ATOMIC_RELAXED);
 	/* SCHED_BATCH: a kick that wakes this thread does not preempt the
 	 * vCPU that sent it.  Where a CPU is idle the thread runs at once, as
 	 * before; where every CPU is busy (vCPUs and iothreads outnumber the

@@ -45,6 +45,7 @@ struct blk_queue {
 	struct lat_queue lat;     /* this run's latency breakdown */
 
 	pthread_t thread;
+	pid_t tid;                /* the thread's, once it runs (atomic) */
 	bool set_up;              /* rings and buffers ready (between start and stop) */
 	bool started;             /* its iothread serves the ring */
 	bool stopping;            /* set by blk_queue_stop, read by the thread */

@@ -1,6 +1,7 @@
 #include "host/affinity.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host/log.h"
@@ -44,7 +45,7 @@ int affinity_spread(const cpu_set_t *allowed, size_t size, unsigned int n,
 	return 0;
 }
 
-int affinity_pin_self(int cpu)
+int affinity_pin_tid(pid_t tid, int cpu)
 {
 	cpu_set_t *one;
 	size_t sz;
@@ -60,10 +61,38 @@ int affinity_pin_self(int cpu)
 	sz = CPU_ALLOC_SIZE(cpu + 1);
 	CPU_ZERO_S(sz, one);
 	CPU_SET_S((size_t)cpu, sz, one);
-	if (sched_setaffinity(0, sz, one))
+	if (sched_setaffinity(tid, sz, one))
 		r = -errno;
 	CPU_FREE(one);
 	return r;
+}
+
+int affinity_pin_self(int cpu)
+{
+	return affinity_pin_tid(0, cpu);
+}
+
+int affinity_stat_cpu(const char *stat)
+{
+	/* The name (field 2) may hold spaces and parentheses: count from
+	 * the last ')'; field 3 follows it. */
+	const char *p = strrchr(stat, ')');
+	char *end;
+	long cpu;
+
+	if (!p)
+		return -1;
+	for (int field = 2; field < 39; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -1;
+	}
+	errno = 0;
+	cpu = strtol(p + 1, &end, 10);
+	if (errno || end == p + 1 || (*end != ' ' && *end != '\n' && *end) ||
+	    cpu < 0 || cpu >= AFFINITY_MAX_CPUS)
+		return -1;
+	return (int)cpu;
 }
 
 void affinity_pin_thread(int cpu, const char *name)

@@ -28,6 +28,14 @@ int affinity_spread(const cpu_set_t *allowed, size_t size, unsigned int n,
  * kernel's -errno. */
 int affinity_pin_self(int cpu);
 
+/* The same for thread tid of this process (0: the caller). */
+int affinity_pin_tid(pid_t tid, int cpu);
+
+/* The CPU a thread last ran on, from the text of its
+ * /proc/self/task/TID/stat (field 39, "processor"), or -1 if the text
+ * does not have one. */
+int affinity_stat_cpu(const char *stat);
+
 /* affinity_pin_self for the thread called name, said at -v; where the
  * host refuses (the CPU went offline, a cpuset changed), a warning, and
  * the thread runs where the scheduler puts it. */

@@ -55,10 +55,12 @@ static const int common_calls[] = {
 /* The main thread: wait (poll, signalfd, eventfd), kick and join the
  * vCPUs and read their state after (-v), write --stats (a temporary
  * file renamed over the target), tear down the devices (their ioctls
- * below). */
+ * below); with --pin follow, read where the vCPUs run and move the
+ * iothreads (vmm/follow.h). */
 static const int main_calls[] = {
 	SCMP_SYS(openat), SCMP_SYS(rename), SCMP_SYS(renameat),
 	SCMP_SYS(renameat2), SCMP_SYS(unlink), SCMP_SYS(unlinkat),
+	SCMP_SYS(pread64), SCMP_SYS(sched_setaffinity),
 };
 
 /* A vCPU: KVM_RUN and the devices' registers, which may start and stop

@@ -94,6 +94,22 @@ static int parse_on_off(const char *name, bool *on, char *msg, size_t msglen)
 	return 0;
 }
 
+static int parse_pin(struct vmm_config *c, char *msg, size_t msglen)
+{
+	static const char *const words[] = {
+		[VMM_PIN_OFF] = "off", [VMM_PIN_ON] = "on",
+		[VMM_PIN_FOLLOW] = "follow",
+	};
+
+	for (unsigned int i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(optarg, words[i])) {
+			c->pin = (enum vmm_pin)i;
+			return 0;
+		}
+	snprintf(msg, msglen, "--pin: '%s' is not on, off or follow", optarg);
+	return -1;
+}
+
 static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		   size_t msglen)
 {
@@ -126,7 +142,7 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		c->no_sandbox = !on;
 		return 0;
 	case 'P':
-		return parse_on_off("--pin", &c->pin, msg, msglen);
+		return parse_pin(c, msg, msglen);
 	default:
 		return -1;
 	}
@@ -139,6 +155,7 @@ enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
 
 	memset(c, 0, sizeof(*c));
 	c->mem = VMM_DEFAULT_MEM;
+	c->pin = VMM_PIN_FOLLOW;
 	c->cpus = 1;
 	c->params = VMM_DEFAULT_PARAMS;
 	optind = 1;

@@ -49,6 +49,13 @@ enum vmm_exit {
 #define VMM_MAX_CPUS 64
 #define VMM_DEFAULT_MEM (512ull << 20)
 
+/* --pin: where the VMM's threads run (vmm/main.c, vmm/follow.h). */
+enum vmm_pin {
+	VMM_PIN_OFF,    /* wherever the host's scheduler puts them */
+	VMM_PIN_ON,     /* vCPU i bound to a CPU, iothreads beside them */
+	VMM_PIN_FOLLOW, /* vCPUs free; each iothread moves to its vCPU's CPU */
+};
+
 struct vmm_config {
 	const char *kernel, *initrd, *params;
 	const char *stats_path; /* --stats FILE, or NULL */
@@ -58,14 +65,15 @@ struct vmm_config {
 	struct blk_opts disk[VMM_MAX_DISKS];
 	bool quiet_console; /* no terminal handling: stdin not a tty */
 	bool no_sandbox;    /* --sandbox off */
-	bool pin;           /* --pin on: vcpu_cpu and each disk's queue_cpu */
-	int vcpu_cpu[VMM_MAX_CPUS]; /* host CPU of vCPU i, with pin */
+	enum vmm_pin pin;
+	int vcpu_cpu[VMM_MAX_CPUS]; /* host CPU of vCPU i, with --pin on */
 };
 
 struct vcpu {
 	struct machine *m;
 	unsigned int id;
 	int cpu; /* host CPU it is bound to (--pin on), or -1 */
+	pid_t tid; /* its thread's id once it runs (atomic; vmm/follow.c) */
 	int fd;
 	struct kvm_run *run;
 	pthread_t thread;

@@ -90,14 +90,17 @@ static const char usage_run[] =
 	"      --sandbox on|off  after set-up, each thread runs under a seccomp\n"
 	"                        filter that allows only the system calls its\n"
 	"                        kind needs (default on; off is for debugging)\n"
-	"      --pin on|off      bind vCPU i to the i-th host CPU this process may\n"
-	"                        use (see taskset), and, on a disk with a queue\n"
-	"                        per vCPU or more (the default up to 16 vCPUs),\n"
-	"                        queue q's iothread to the CPU of vCPU q (modulo\n"
-	"                        the vCPU count), whose requests and interrupts\n"
-	"                        it carries\n"
-	"                        (default off; on helps where vCPUs and\n"
-	"                        iothreads outnumber the host's CPUs)\n"
+	"      --pin follow|on|off  where the VMM's threads run (default\n"
+	"                        follow).  On a disk with a queue per vCPU or\n"
+	"                        more (the default, up to 16 vCPUs), Linux puts\n"
+	"                        vCPU q's requests on queue q and asks for its\n"
+	"                        interrupt there; follow: the host places the\n"
+	"                        vCPUs, and queue q's iothread moves to the CPU\n"
+	"                        vCPU q (modulo the vCPU count) last ran on,\n"
+	"                        looked at every 20 ms; on: vCPU i is bound to\n"
+	"                        the i-th host CPU this process may use (see\n"
+	"                        taskset) and queue q's iothread beside vCPU q;\n"
+	"                        off: every thread runs where the host puts it\n"
 	"  -h, --help            show this help and exit\n"
 	"\n"
 	"SIZE is a number of MiB, or a number with a K, M or G suffix.\n"
@@ -299,7 +302,7 @@ static int plan_pins(struct vmm_config *c)
 	size_t size = 0;
 	int count;
 
-	if (!c->pin)
+	if (c->pin != VMM_PIN_ON)
 		return 0;
 	if (affinity_allowed(sched_getaffinity, &allowed, &size) ||
 	    affinity_spread(allowed, size, c->cpus, c->vcpu_cpu)) {

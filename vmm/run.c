@@ -13,6 +13,7 @@
 #include "host/clock.h"
 #include "host/sandbox.h"
 #include "host/log.h"
+#include "vmm/follow.h"
 #include "vmm/machine.h"
 #include "hw/mptable.h"
 #include "vmm/term.h"
@@ -119,7 +120,7 @@ static int machine_cpus(struct machine *m, const struct boot_regs *regs)
 
 		c->m = m;
 		c->id = i;
-		c->cpu = m->cfg->pin ? m->cfg->vcpu_cpu[i] : -1;
+		c->cpu = m->cfg->pin == VMM_PIN_ON ? m->cfg->vcpu_cpu[i] : -1;
 		r = vm_vcpu_create(&m->vm, i, &c->fd, &c->run);
 		if (r)
 			return r;
@@ -174,20 +175,27 @@ static int machine_build(struct machine *m, struct blk_dev **disks,
 	return r;
 }
 
-/* Wait for the end: a device, a vCPU, or a signal. */
+/* Wait for the end: a device, a vCPU, or a signal; with --pin follow,
+ * move the iothreads after their vCPUs meanwhile. */
 static void machine_wait(struct machine *m, int sfd)
 {
 	struct pollfd p[2] = { { .fd = m->stop_fd, .events = POLLIN },
 			       { .fd = sfd, .events = POLLIN } };
 	struct signalfd_siginfo si;
+	struct follow f;
+	int timeout = follow_init(&f, m), r;
 
 	while (!machine_exiting(m)) {
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		r = poll(p, 2, timeout);
+		if (r < 0 && errno != EINTR)
 			break;
+		if (r == 0)
+			follow_step(&f);
 		if (p[1].revents && read(sfd, &si, sizeof(si)) == sizeof(si))
 			machine_exit(m, VMM_EXIT_SIGNAL + (int)si.ssi_signo,
 				     "stopped by signal %u", si.ssi_signo);
 	}
+	follow_end(&f);
 }
 
 static int machine_start(struct machine *m)

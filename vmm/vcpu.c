@@ -103,6 +103,7 @@ static void *vcpu_main(void *arg)
 	/* Named so that per-thread figures in /proc say which is which. */
 	snprintf(name, sizeof(name), "vcpu%u", c->id);
 	pthread_setname_np(pthread_self(), name);
+	__atomic_store_n(&c->tid, gettid(), __ATOMIC_RELAXED);
 	sigemptyset(&set);
 	sigaddset(&set, SIG_KICK);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);

@@ -253,7 +253,7 @@ def test_profile_pin_is_the_vmms_option_not_the_disks():
     args = SimpleNamespace(kernel="bzimage", queues=2, mem=512, cpus=2, disk_mb=1024)
     disk = {"path": "/x.img", "serial": "data", "direct": True}
     line = cmdlines.guest_cmdline(fio="verify", disk_serial="data")
-    for word in ("on", "off"):
+    for word in ("on", "off", "follow"):
         argv = profile.guest_argv(plan.parse_config("vmm:pin=%s,poll=0" % word), line, disk, args)
         assert argv[argv.index("--pin") + 1] == word
         assert argv[argv.index("-d") + 1] == "/x.img,direct,queues=2,serial=data,poll=0"

@@ -82,7 +82,7 @@ bad_common() {
 	bad empty-kernel 'empty' "$VMM" run -k "$BAD/empty.img"
 	bad sandbox-word "--sandbox: 'maybe' is not on or off" "$VMM" run \
 		-k "$BAD/k.img" --sandbox maybe
-	bad pin-word "--pin: 'yes' is not on or off" "$VMM" run \
+	bad pin-word "--pin: 'yes' is not on, off or follow" "$VMM" run \
 		-k "$BAD/k.img" --pin yes
 	bad truncated-kernel 'truncated' "$VMM" run -k "$BAD/truncated.img"
 	bad missing-initrd 'initrd.*No such file' "$VMM" run -k "$K" -i "$BAD/nope"

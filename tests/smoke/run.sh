@@ -13,8 +13,9 @@
 #   sandbox  while the echo guest waits: every thread's seccomp mode
 #            is 2 (filter), or 0 with --sandbox off
 #   pin      the same with --pin on: each vCPU and iothread bound to the
-#            CPU it should be on, again on one CPU (taskset), and
-#            without it bound to none
+#            CPU it should be on, again on one CPU (taskset); with
+#            --pin off bound to none; by default (follow) the vCPUs
+#            free and each iothread of a queue per vCPU on one CPU
 #   leaks    (ASan builds) the panic guest with LeakSanitizer's check,
 #            which needs the sandbox off
 # all with the sandbox on (the default),
@@ -241,7 +242,7 @@ print(c[int(sys.argv[2]) % len(c)])' "$1" "$2"
 # The guest waits with no input (/dev/null, as in sigterm): no UART
 # interrupt pending while it polls with IF clear, the pattern that has
 # locked the test host up (issue 10; bench/RESULTS.md, lockup).
-pin_check() { # NAME on|off|one: one runs the VMM on one CPU (taskset)
+pin_check() { # NAME on|off|follow|one: one runs the VMM on one CPU (taskset)
 	local name=$1 mode=$2 pid all lists want rc try c0 c1 pre=() lines
 	all=$(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status)
 	c0=$(nth_cpu "$all" 0)
@@ -250,9 +251,11 @@ pin_check() { # NAME on|off|one: one runs the VMM on one CPU (taskset)
 	# plan (vcpu_cpu's unset entries are 0) would land on CPU 0, outside
 	# it, and show there.
 	[ $mode = one ] && pre=(taskset -c "$c1") c0=$c1 all=$c1
+	local pin=(--pin "${mode/one/on}")
+	[ $mode = follow ] && pin=() # the default
 	for try in 1 2; do
 		"${pre[@]}" "$VMM" run -v -k "$IMG/ECHO.img" -m 32M -c 2 -d ram:8M \
-			-d ram:8M,queues=3 -d ram:8M,queues=1 --pin "${mode/one/on}" \
+			-d ram:8M,queues=3 -d ram:8M,queues=1 "${pin[@]}" \
 			</dev/null >/dev/null 2>"$OUT/$name.err" &
 		pid=$!
 		sleep 1
@@ -263,6 +266,14 @@ pin_check() { # NAME on|off|one: one runs the VMM on one CPU (taskset)
 	done
 	case $mode in
 	off) want="vcpu0=$all vcpu1=$all iothread-q0=$all iothread-q1=$all iothread-q2=$all" ;;
+	# Followed: each on one CPU of the set, whichever its vCPU was on;
+	# the 1-queue disk's iothread (iothread-q0, the last) on all.
+	follow) want="vcpu0=$all vcpu1=$all iothread-q0=$all"
+		local one=0 t
+		for t in $lists; do
+			case $t in iothread-q*=*[-,]*) ;;
+			iothread-q*=[0-9]*) one=$((one + 1)) ;; esac
+		done ;;
 	*) want="vcpu0=$c0 vcpu1=$c1 iothread-q0=$c0 iothread-q1=$c1 iothread-q2=$c0 iothread-q0=$all" ;;
 	esac
 	local miss="" w
@@ -274,9 +285,17 @@ pin_check() { # NAME on|off|one: one runs the VMM on one CPU (taskset)
 	# -v: one line per bound thread (2 vCPUs, the 2- and 3-queue disks'
 	# iothreads; not the 1-queue disk's), none refused.
 	lines=$(grep -c "info: [a-z0-9-]*: on host CPU [0-9]*$" "$OUT/$name.err")
-	[ $mode = off ] && [ "$lines" != 0 ] && miss="$miss (-v: $lines bound)"
-	[ $mode != off ] && [ "$lines" != 7 ] && miss="$miss (-v: $lines bound, want 7)"
-	if [ $mode != off ] && ! grep -q "info: iothread-q2: on host CPU $c0$" "$OUT/$name.err"; then
+	case $mode in off|follow) [ "$lines" != 0 ] && miss="$miss (-v: $lines bound)" ;; esac
+	if [ $mode = follow ]; then
+		# 5 iothreads followed (2 + 3 queues), at least one move each.
+		[ $one = 5 ] || miss="$miss ($one iothreads on one CPU, want 5)"
+		grep -Eq "info: --pin follow: iothreads moved ([5-9]|[1-9][0-9]+) times" \
+			"$OUT/$name.err" || miss="$miss (-v: no 'iothreads moved' line of 5 or more)"
+	else
+		grep -q "iothreads moved" "$OUT/$name.err" && miss="$miss (-v: moved, not following)"
+	fi
+	case $mode in off|follow) ;; *) [ "$lines" != 7 ] && miss="$miss (-v: $lines bound, want 7)" ;; esac
+	if [ $mode = on ] || [ $mode = one ] && ! grep -q "info: iothread-q2: on host CPU $c0$" "$OUT/$name.err"; then
 		miss="$miss (-v: no 'iothread-q2: on host CPU $c0' line)"
 	fi
 	grep -q "cannot bind" "$OUT/$name.err" && miss="$miss ($(grep -m1 'cannot bind' "$OUT/$name.err"))"
@@ -293,6 +312,7 @@ pin_check() { # NAME on|off|one: one runs the VMM on one CPU (taskset)
 }
 pin_check pin-on on
 pin_check pin-off off
+pin_check pin-follow follow
 pin_check pin-one one
 
 # Bad input: status 2, one "vmm: ..." line naming the problem, nothing on

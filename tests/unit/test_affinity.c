@@ -1,8 +1,10 @@
 /* host/affinity: how --pin on spreads threads over the CPUs the VMM may
  * use (in order, round again when there are more threads than CPUs,
  * gaps in the set skipped), reading that set on a host of any size, and
- * binding the calling thread for real. */
+ * binding the calling thread for real; for --pin follow, where a
+ * thread last ran (its /proc stat line) and moving another thread. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -312,6 +314,122 @@ static void test_pin_thread_warns_when_the_host_refuses(void **state)
 	vlog_set_level(VLOG_WARN);
 }
 
+/* /proc/PID/task/TID/stat as Linux writes it: pid, (comm), then 50
+ * fields; "processor" is field 39. */
+static void stat_line(char *buf, size_t len, const char *comm, int cpu)
+{
+	int n = snprintf(buf, len, "4242 (%s) S", comm);
+
+	for (int field = 4; field <= 52; field++)
+		n += snprintf(buf + n, len - (size_t)n, " %d",
+			      field == 39 ? cpu : field * 11);
+	snprintf(buf + n, len - (size_t)n, "\n");
+}
+
+static void test_stat_cpu_is_field_39(void **state)
+{
+	char buf[1024];
+
+	(void)state;
+	stat_line(buf, sizeof(buf), "vcpu1", 3);
+	assert_int_equal(affinity_stat_cpu(buf), 3);
+	stat_line(buf, sizeof(buf), "vcpu1", 0);
+	assert_int_equal(affinity_stat_cpu(buf), 0);
+	stat_line(buf, sizeof(buf), "vcpu1", 1000);
+	assert_int_equal(affinity_stat_cpu(buf), 1000);
+	/* A name may hold spaces and parentheses: fields count from the
+	 * last ')'. */
+	stat_line(buf, sizeof(buf), "a) (b c) 7 8", 5);
+	assert_int_equal(affinity_stat_cpu(buf), 5);
+}
+
+static void test_stat_cpu_refuses_what_is_not_a_stat_line(void **state)
+{
+	char buf[1024];
+
+	(void)state;
+	assert_int_equal(affinity_stat_cpu(""), -1);
+	assert_int_equal(affinity_stat_cpu("4242 vcpu1 S 1 2 3"), -1);
+	/* Cut short before field 39, or ending on its separator. */
+	assert_int_equal(affinity_stat_cpu("4242 (vcpu1) S 1 2 3\n"), -1);
+	stat_line(buf, sizeof(buf), "vcpu1", 6);
+	*strstr(buf, " 6 ") = '\0'; /* fields 1-38 */
+	assert_int_equal(affinity_stat_cpu(buf), -1);
+	strcat(buf, " ");
+	assert_int_equal(affinity_stat_cpu(buf), -1);
+	/* Not a number, negative, or past the widest mask. */
+	stat_line(buf, sizeof(buf), "vcpu1", -2);
+	assert_int_equal(affinity_stat_cpu(buf), -1);
+	stat_line(buf, sizeof(buf), "vcpu1", AFFINITY_MAX_CPUS);
+	assert_int_equal(affinity_stat_cpu(buf), -1);
+	stat_line(buf, sizeof(buf), "vcpu1", 999);
+	memcpy(strstr(buf, " 999 ") + 1, "9x", 2);
+	assert_int_equal(affinity_stat_cpu(buf), -1);
+}
+
+/* A thread that waits to be moved, then says where it ran. */
+struct moved_case {
+	pid_t tid;
+	int go;
+	int cpu_after;
+};
+
+static void *moved_thread(void *arg)
+{
+	struct moved_case *c = arg;
+
+	__atomic_store_n(&c->tid, gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&c->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	c->cpu_after = sched_getcpu();
+	return NULL;
+}
+
+/* What --pin follow does, for real: read where a thread ran from its
+ * stat file and move another thread of this process there by its id. */
+static void test_pin_tid_moves_another_thread_and_stat_says_where(void **s)
+{
+	struct moved_case c = { 0 };
+	cpu_set_t now, after;
+	char path[64], buf[1024];
+	pthread_t t;
+	int last = -1, fd;
+	ssize_t n;
+
+	(void)s;
+	assert_int_equal(sched_getaffinity(0, sizeof(now), &now), 0);
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &now))
+			last = i;
+	assert_int_equal(pthread_create(&t, NULL, moved_thread, &c), 0);
+	while (!__atomic_load_n(&c.tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	assert_int_equal(affinity_pin_tid(c.tid, last), 0);
+	assert_int_equal(sched_getaffinity(c.tid, sizeof(after), &after), 0);
+	assert_int_equal(CPU_COUNT(&after), 1);
+	assert_true(CPU_ISSET(last, &after));
+	/* The caller itself stays where it was. */
+	assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+	assert_true(CPU_EQUAL(&now, &after));
+	__atomic_store_n(&c.go, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(c.cpu_after, last);
+	/* Its stat file, read after it ended, says where it last ran. */
+	assert_int_equal(affinity_pin_self(last), 0);
+	sched_yield();
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)gettid());
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_int_equal(affinity_stat_cpu(buf), last);
+	close(fd);
+	assert_int_equal(sched_setaffinity(0, sizeof(now), &now), 0);
+	/* A thread id that is not there. */
+	assert_int_equal(affinity_pin_tid(INT32_MAX, last), -ESRCH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +445,9 @@ int main(void)
 		cmocka_unit_test(test_pin_self_negative_leaves_the_set),
 		cmocka_unit_test(test_pin_self_refuses_a_cpu_out_of_range),
 		cmocka_unit_test(test_pin_thread_warns_when_the_host_refuses),
+		cmocka_unit_test(test_stat_cpu_is_field_39),
+		cmocka_unit_test(test_stat_cpu_refuses_what_is_not_a_stat_line),
+		cmocka_unit_test(test_pin_tid_moves_another_thread_and_stat_says_where),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
