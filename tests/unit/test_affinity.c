@@ -389,7 +389,7 @@ static void *moved_thread(void *arg)
  * stat file and move another thread of this process there by its id. */
 static void test_pin_tid_moves_another_thread_and_stat_says_where(void **s)
 {
-	struct moved_case c = { 0 };
+	static struct moved_case c; /* outlives a failed assertion */
 	cpu_set_t now, after;
 	char path[64], buf[1024];
 	pthread_t t;
