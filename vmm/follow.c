@@ -1,6 +1,5 @@
 #include "vmm/follow.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,8 +76,10 @@ void follow_step(struct follow *f)
 			continue;
 		r = affinity_pin_tid(p->tid, cpu);
 		if (r) {
+			/* It keeps the CPUs it may use now (the host's cpuset
+			 * changes already adjust them). */
 			pr_warn("--pin follow: cannot move iothread-q%u to host "
-				"CPU %d (%s); it runs where the host puts it",
+				"CPU %d (%s); it is no longer moved",
 				p->queue, cpu, strerror(-r));
 			p->tid = -1;
 			continue;
