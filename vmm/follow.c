@@ -1,5 +1,6 @@
 #include "vmm/follow.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -75,17 +76,21 @@ void follow_step(struct follow *f)
 		if (p->tid <= 0 || cpu < 0 || cpu == p->cpu)
 			continue;
 		r = affinity_pin_tid(p->tid, cpu);
+		if (r == -EINVAL)
+			continue; /* that CPU left our set: look again later */
 		if (r) {
-			/* It keeps the CPUs it may use now (the host's cpuset
-			 * changes already adjust them). */
+			/* It keeps the CPUs it may use now. */
 			pr_warn("--pin follow: cannot move iothread-q%u to host "
 				"CPU %d (%s); it is no longer moved",
 				p->queue, cpu, strerror(-r));
 			p->tid = -1;
 			continue;
 		}
+		if (p->cpu < 0)
+			f->placed++;
+		else
+			f->moves++;
 		p->cpu = cpu;
-		f->moves++;
 	}
 }
 
@@ -95,6 +100,6 @@ void follow_end(struct follow *f)
 		if (f->stat_fd[i] >= 0)
 			close(f->stat_fd[i]);
 	if (f->npairs)
-		pr_info("--pin follow: iothreads moved %llu times",
-			(unsigned long long)f->moves);
+		pr_info("--pin follow: %u iothreads placed, then moved %llu "
+			"times", f->placed, (unsigned long long)f->moves);
 }

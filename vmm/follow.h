@@ -35,7 +35,8 @@ struct follow {
 	int vcpu_cpu[VMM_MAX_CPUS];
 	struct follow_pair pair[VMM_MAX_DISKS * BLK_MAX_QUEUES];
 	unsigned int npairs;
-	uint64_t moves;            /* iothreads moved, for -v */
+	unsigned int placed;       /* iothreads placed a first time, for -v */
+	uint64_t moves;            /* moved after their vCPU since, for -v */
 };
 
 /* Pairs queue q of each disk with a queue per vCPU or more with vCPU
@@ -45,7 +46,7 @@ struct follow {
 int follow_init(struct follow *f, struct machine *m);
 /* Look once and move the iothreads whose vCPU moved. */
 void follow_step(struct follow *f);
-/* Close the stat files; -v: how many moves. */
+/* Close the stat files; -v: how many placed and moved. */
 void follow_end(struct follow *f);
 
 #endif
