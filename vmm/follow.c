@@ -15,25 +15,21 @@ int follow_init(struct follow *f, struct machine *m)
 
 	memset(f, 0, sizeof(*f));
 	f->m = m;
-	for (unsigned int i = 0; i < VMM_MAX_CPUS; i++) {
+	for (unsigned int i = 0; i < VMM_MAX_CPUS; i++)
 		f->stat_fd[i] = -1;
-		f->vcpu_cpu[i] = -1;
-	}
 	if (cfg->pin != VMM_PIN_FOLLOW)
 		return -1;
 	for (unsigned int d = 0; d < m->ndisks; d++) {
-		unsigned int nq = cfg->disk[d].queues;
+		for (unsigned int q = 0; q < cfg->disk[d].queues; q++) {
+			int v = vmm_queue_vcpu(cfg, d, q);
+			struct follow_pair *p;
 
-		/* Fewer queues than vCPUs: a queue serves several vCPUs and
-		 * its iothread runs where a CPU is idle (as with --pin on). */
-		if (nq < cfg->cpus)
-			continue;
-		for (unsigned int q = 0; q < nq; q++) {
-			struct follow_pair *p = &f->pair[f->npairs++];
-
+			if (v < 0)
+				break; /* its iothreads run where a CPU is idle */
+			p = &f->pair[f->npairs++];
 			p->blk = m->disk[d]->blk;
 			p->queue = q;
-			p->vcpu = q % cfg->cpus;
+			p->vcpu = (unsigned int)v;
 			p->cpu = -1;
 		}
 	}
@@ -65,11 +61,13 @@ static int follow_vcpu_cpu(struct follow *f, unsigned int i)
 
 void follow_step(struct follow *f)
 {
+	int vcpu_cpu[VMM_MAX_CPUS];
+
 	for (unsigned int i = 0; i < f->m->ncpus; i++)
-		f->vcpu_cpu[i] = follow_vcpu_cpu(f, i);
+		vcpu_cpu[i] = follow_vcpu_cpu(f, i);
 	for (unsigned int k = 0; k < f->npairs; k++) {
 		struct follow_pair *p = &f->pair[k];
-		int cpu = f->vcpu_cpu[p->vcpu], r;
+		int cpu = vcpu_cpu[p->vcpu], r;
 
 		if (!p->tid)
 			p->tid = blk_dev_queue_tid(p->blk, p->queue);

@@ -32,7 +32,6 @@ struct follow_pair {
 struct follow {
 	struct machine *m;
 	int stat_fd[VMM_MAX_CPUS]; /* each vCPU's stat file, once opened */
-	int vcpu_cpu[VMM_MAX_CPUS];
 	struct follow_pair pair[VMM_MAX_DISKS * BLK_MAX_QUEUES];
 	unsigned int npairs;
 	unsigned int placed;       /* iothreads placed a first time, for -v */

@@ -69,6 +69,16 @@ struct vmm_config {
 	int vcpu_cpu[VMM_MAX_CPUS]; /* host CPU of vCPU i, with --pin on */
 };
 
+/* The vCPU whose requests Linux's virtio-blk puts on queue q of disk d
+ * and whose interrupt it asks for: q mod vCPUs on a disk with a queue
+ * per vCPU or more; -1 on a disk with fewer, whose queues each serve
+ * several vCPUs.  --pin on and --pin follow place iothreads by it. */
+static inline int vmm_queue_vcpu(const struct vmm_config *c, unsigned int d,
+				 unsigned int q)
+{
+	return c->disk[d].queues >= c->cpus ? (int)(q % c->cpus) : -1;
+}
+
 struct vcpu {
 	struct machine *m;
 	unsigned int id;

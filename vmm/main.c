@@ -317,9 +317,12 @@ static int plan_pins(struct vmm_config *c)
 		pr_warn("--pin on: %u vCPUs on %d CPUs: some share a CPU",
 			c->cpus, count);
 	for (unsigned int d = 0; d < c->ndisks; d++) {
-		c->disk[d].pin = c->disk[d].queues >= c->cpus;
-		for (unsigned int q = 0; q < c->disk[d].queues; q++)
-			c->disk[d].queue_cpu[q] = c->vcpu_cpu[q % c->cpus];
+		c->disk[d].pin = vmm_queue_vcpu(c, d, 0) >= 0;
+		for (unsigned int q = 0; q < c->disk[d].queues; q++) {
+			int v = vmm_queue_vcpu(c, d, q);
+
+			c->disk[d].queue_cpu[q] = v >= 0 ? c->vcpu_cpu[v] : -1;
+		}
 	}
 	return 0;
 }
