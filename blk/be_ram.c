@@ -25,6 +25,7 @@
 struct blk_backend {
 	uint8_t *base;
 	uint64_t size;
+	uint64_t sectors; /* size in sectors */
 	uint64_t page;
 };
 
@@ -52,6 +53,7 @@ static int ram_open(const struct blk_opts *o, struct blk_backend **out,
 	if (!b)
 		return -ENOMEM;
 	b->size = size;
+	b->sectors = size >> BLK_SECTOR_SHIFT;
 	b->page = (uint64_t)sysconf(_SC_PAGESIZE);
 	b->base = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -111,12 +113,15 @@ static void ram_queue_close(struct blk_bq *q)
 
 /* Copy between the request's iovecs and the disk.  OK, or IOERR if the
  * iovecs hold less than r->len (a host bug: the parser sized them). */
-static uint8_t ram_copy(const struct blk_backend *b, struct blk_req *r,
-			bool to_disk)
+static inline __attribute__((always_inline)) uint8_t
+ram_copy(const struct blk_backend *b, struct blk_req *r, bool to_disk)
 {
 	uint8_t *disk = b->base + (r->sector << BLK_SECTOR_SHIFT);
 	uint64_t left = r->len;
 
+	/* Host invariant: blk_req_parse() checked the range. */
+	assert(r->sector <= b->sectors &&
+	       r->len >> BLK_SECTOR_SHIFT <= b->sectors - r->sector);
 	for (unsigned int i = 0; i < r->niov && left; i++) {
 		size_t n = r->iov[i].iov_len < left ? r->iov[i].iov_len
 						    : (size_t)left;
@@ -137,6 +142,8 @@ static void ram_zero(const struct blk_backend *b, uint64_t off, uint64_t len)
 	uint8_t *p = b->base + off;
 	uint64_t start, end;
 
+	/* Host invariant: blk_req_parse() checked the range. */
+	assert(off <= b->size && len <= b->size - off);
 	if (len < RAM_MADV_MIN) {
 		memset(p, 0, len);
 		return;
@@ -157,10 +164,6 @@ static int ram_submit(struct blk_bq *q, struct blk_req *r)
 
 	if (q->finished.count >= q->finished.size)
 		return -EAGAIN;
-	/* Host invariant: blk_req_parse() checked the range. */
-	assert(r->type == VIRTIO_BLK_T_FLUSH ||
-	       (r->sector <= b->size >> BLK_SECTOR_SHIFT &&
-		r->len <= b->size - (r->sector << BLK_SECTOR_SHIFT)));
 	switch (r->type) {
 	case VIRTIO_BLK_T_IN:
 		r->result = ram_copy(b, r, false);

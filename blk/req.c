@@ -165,6 +165,43 @@ static enum blk_parse blk_parse_get_id(const struct blk_req_limits *l,
 	return blk_answer(r, VIRTIO_BLK_S_OK);
 }
 
+bool blk_req_parse3(const struct blk_req_limits *l, uint16_t head,
+		    const struct virtq_buf b[3], struct iovec *iov,
+		    struct blk_req *r)
+{
+	struct blk_hdr h;
+	bool in;
+
+	if (b[0].write || b[0].len != sizeof(h) || !b[2].write ||
+	    b[2].len != 1)
+		return false;
+	/* The header is copied once; the guest may change it later. */
+	memcpy(&h, b[0].p, sizeof(h));
+	in = h.type == VIRTIO_BLK_T_IN;
+	if (in ? !b[1].write : h.type != VIRTIO_BLK_T_OUT || b[1].write || l->ro)
+		return false;
+	if (b[1].len % BLK_SECTOR_SIZE ||
+	    !blk_range_ok(l, h.sector, b[1].len >> BLK_SECTOR_SHIFT))
+		return false;
+	iov[1].iov_base = b[1].p;
+	iov[1].iov_len = b[1].len;
+	/* Field by field, not the whole struct: the rest is the backend's
+	 * scratch, which it sets before use. */
+	r->head = head;
+	r->type = h.type;
+	r->sector = h.sector;
+	r->len = b[1].len;
+	r->unmap = false;
+	r->iov = &iov[1];
+	r->niov = 1;
+	r->status = b[2].p;
+	/* A read fills its data, then the status; a write's writable part
+	 * is the status alone. */
+	r->used_len = in ? b[1].len + 1 : 1;
+	r->in_before_status = in ? b[1].len : 0;
+	return true;
+}
+
 enum blk_parse blk_req_parse(const struct blk_req_limits *l,
 			     struct virtq_elem *e, struct blk_req *r)
 {

@@ -36,6 +36,8 @@ struct blk_req_limits {
 	char serial[BLK_ID_BYTES]; /* not NUL-terminated when 20 long */
 };
 
+/* The parsers set head to in_before_status; the rest is set by the
+ * backend (transferred, result, err) and the iothread (t_*) before use. */
 struct blk_req {
 	uint16_t head;
 	uint32_t type;      /* VIRTIO_BLK_T_* */
@@ -66,6 +68,17 @@ enum blk_parse {
  * id) is already written and r->used_len set; the backend is not called. */
 enum blk_parse blk_req_parse(const struct blk_req_limits *l,
 			     struct virtq_elem *e, struct blk_req *r);
+
+/* blk_req_parse() for the chain virtq_read_chain3() read: the header
+ * alone in b[0], a read's or write's data in b[1], the status byte alone
+ * in b[2].  true: r is what blk_req_parse() makes of that chain laid out
+ * in iov[0..3) (BLK_PARSE_SUBMIT; iov[1] is written, r->iov points to
+ * it).  false: any other request, or one blk_req_parse() answers itself
+ * (out of range, read-only, ...): it then decides.  Compared with it on
+ * random requests in tests/unit/test_req.c. */
+bool blk_req_parse3(const struct blk_req_limits *l, uint16_t head,
+		    const struct virtq_buf b[3], struct iovec *iov,
+		    struct blk_req *r);
 
 /* Write the final status and return the used length to push. */
 uint32_t blk_req_finish(struct blk_req *r, uint8_t status);

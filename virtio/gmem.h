@@ -33,8 +33,7 @@ int gmem_add(struct gmem *m, uint64_t gpa, uint64_t size, void *hva);
  * Inline: it is on every request's path, several times. */
 static inline void *gmem_ptr(const struct gmem *m, uint64_t gpa, uint64_t len)
 {
-	for (unsigned int i = 0; i < m->nr; i++) {
-		const struct gmem_region *r = &m->r[i];
+	for (const struct gmem_region *r = m->r; r < m->r + m->nr; r++) {
 		uint64_t off = gpa - r->gpa;
 
 		/* off wraps for gpa below the region: one test covers both;

@@ -229,6 +229,52 @@ int virtq_read_chain(struct virtq *vq, uint16_t head, struct virtq_elem *e,
 	return ret;
 }
 
+/* One table entry for virtq_read_chain3: link is what its flags and
+ * next must be, the WRITE flag aside (for the last entry, next is not
+ * read).  false: anything else, or not one non-empty buffer in RAM. */
+static inline __attribute__((always_inline)) bool
+virtq_buf3(const struct virtq *vq, const volatile struct vring_desc *d,
+	   uint32_t link, uint32_t mask, struct virtq_buf *b)
+{
+	uint64_t addr, lfn;
+	uint32_t fn;
+
+	/* addr, then len | flags << 32 | next << 48 (little-endian): each
+	 * read once, as the guest may change them under us. */
+	memcpy(&addr, (const void *)&d->addr, sizeof(addr));
+	memcpy(&lfn, (const void *)&d->len, sizeof(lfn));
+	fn = (uint32_t)(lfn >> 32) & mask;
+	if ((fn & ~(uint32_t)VRING_DESC_F_WRITE) != link)
+		return false;
+	b->len = (uint32_t)lfn;
+	b->write = fn & VRING_DESC_F_WRITE;
+	b->p = gmem_ptr(vq->mem, addr, b->len);
+	return b->p;
+}
+
+int virtq_read_chain3(const struct virtq *vq, uint16_t head,
+		      struct virtq_buf b[3])
+{
+	const volatile struct vring_desc *table;
+	struct vring_desc d = virtq_desc_load(&vq->desc[head]);
+
+	if (!vq->indirect || d.flags != VRING_DESC_F_INDIRECT ||
+	    d.len != 3 * sizeof(*table))
+		return -EAGAIN;
+	table = gmem_ptr(vq->mem, d.addr, d.len);
+	if (!table ||
+	    !virtq_buf3(vq, &table[0], VRING_DESC_F_NEXT | 1u << 16,
+			~0u, &b[0]) ||
+	    !virtq_buf3(vq, &table[1], VRING_DESC_F_NEXT | 2u << 16,
+			~0u, &b[1]) ||
+	    !virtq_buf3(vq, &table[2], 0, 0xffff, &b[2]))
+		return -EAGAIN;
+	/* Readable buffers before writable ones. */
+	if (b[0].write > b[1].write || b[1].write > b[2].write)
+		return -EAGAIN;
+	return 0;
+}
+
 int virtq_pop(struct virtq *vq, struct virtq_elem *e, struct iovec *iov,
 	      unsigned int max_iov)
 {
