@@ -150,12 +150,12 @@ static bool blk_queue_parse(struct blk_queue *q, uint16_t head,
 			    struct blk_req *r)
 {
 	struct iovec *iov = q->iovs + (size_t)head * BLK_REQ_MAX_IOV;
-	struct virtq_buf b[3];
 	struct virtq_elem e;
+	int n_out;
 
 	/* Most requests: the short way, which declines anything unusual. */
-	if (!virtq_read_chain3(&q->vq, head, b) &&
-	    blk_req_parse3(q->limits, head, b, iov, r))
+	n_out = virtq_read_chain3(&q->vq, head, iov);
+	if (n_out >= 0 && blk_req_parse3(q->limits, head, iov, n_out, r))
 		return true;
 	if (virtq_read_chain(&q->vq, head, &e, iov, BLK_REQ_MAX_IOV)) {
 		blk_queue_complete(q, head, 0);

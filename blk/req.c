@@ -166,39 +166,38 @@ static enum blk_parse blk_parse_get_id(const struct blk_req_limits *l,
 }
 
 bool blk_req_parse3(const struct blk_req_limits *l, uint16_t head,
-		    const struct virtq_buf b[3], struct iovec *iov,
-		    struct blk_req *r)
+		    struct iovec iov[3], int n_out, struct blk_req *r)
 {
 	struct blk_hdr h;
 	bool in;
 
-	if (b[0].write || b[0].len != sizeof(h) || !b[2].write ||
-	    b[2].len != 1)
+	if (n_out < 1 || n_out > 2 || iov[0].iov_len != sizeof(h) ||
+	    iov[2].iov_len != 1)
 		return false;
 	/* The header is copied once; the guest may change it later. */
-	memcpy(&h, b[0].p, sizeof(h));
+	memcpy(&h, iov[0].iov_base, sizeof(h));
 	in = h.type == VIRTIO_BLK_T_IN;
-	if (in ? !b[1].write : h.type != VIRTIO_BLK_T_OUT || b[1].write || l->ro)
+	/* A read's data is writable, a write's readable. */
+	if (n_out != (in ? 1 : 2) ||
+	    (!in && (h.type != VIRTIO_BLK_T_OUT || l->ro)))
 		return false;
-	if (b[1].len % BLK_SECTOR_SIZE ||
-	    !blk_range_ok(l, h.sector, b[1].len >> BLK_SECTOR_SHIFT))
+	if (iov[1].iov_len % BLK_SECTOR_SIZE ||
+	    !blk_range_ok(l, h.sector, iov[1].iov_len >> BLK_SECTOR_SHIFT))
 		return false;
-	iov[1].iov_base = b[1].p;
-	iov[1].iov_len = b[1].len;
 	/* Field by field, not the whole struct: the rest is the backend's
 	 * scratch, which it sets before use. */
 	r->head = head;
 	r->type = h.type;
 	r->sector = h.sector;
-	r->len = b[1].len;
+	r->len = iov[1].iov_len;
 	r->unmap = false;
 	r->iov = &iov[1];
 	r->niov = 1;
-	r->status = b[2].p;
+	r->status = iov[2].iov_base;
 	/* A read fills its data, then the status; a write's writable part
 	 * is the status alone. */
-	r->used_len = in ? b[1].len + 1 : 1;
-	r->in_before_status = in ? b[1].len : 0;
+	r->used_len = in ? (uint32_t)r->len + 1 : 1;
+	r->in_before_status = in ? r->len : 0;
 	return true;
 }
 

@@ -69,16 +69,16 @@ enum blk_parse {
 enum blk_parse blk_req_parse(const struct blk_req_limits *l,
 			     struct virtq_elem *e, struct blk_req *r);
 
-/* blk_req_parse() for the chain virtq_read_chain3() read: the header
- * alone in b[0], a read's or write's data in b[1], the status byte alone
- * in b[2].  true: r is what blk_req_parse() makes of that chain laid out
- * in iov[0..3) (BLK_PARSE_SUBMIT; iov[1] is written, r->iov points to
- * it).  false: any other request, or one blk_req_parse() answers itself
- * (out of range, read-only, ...): it then decides.  Compared with it on
- * random requests in tests/unit/test_req.c. */
+/* blk_req_parse() for the chain virtq_read_chain3() read into
+ * iov[0..3), n_out of them readable: the header alone in iov[0], a
+ * read's or write's data in iov[1], the status byte alone in iov[2].
+ * true: r is what blk_req_parse() makes of that chain
+ * (BLK_PARSE_SUBMIT; r->iov is &iov[1]).  false: any other request, or
+ * one blk_req_parse() answers itself (out of range, read-only, ...): it
+ * then decides.  Compared with it on random requests in
+ * tests/unit/test_req.c. */
 bool blk_req_parse3(const struct blk_req_limits *l, uint16_t head,
-		    const struct virtq_buf b[3], struct iovec *iov,
-		    struct blk_req *r);
+		    struct iovec iov[3], int n_out, struct blk_req *r);
 
 /* Write the final status and return the used length to push. */
 uint32_t blk_req_finish(struct blk_req *r, uint8_t status);

@@ -234,45 +234,50 @@ int virtq_read_chain(struct virtq *vq, uint16_t head, struct virtq_elem *e,
  * read).  false: anything else, or not one non-empty buffer in RAM. */
 static inline __attribute__((always_inline)) bool
 virtq_buf3(const struct virtq *vq, const volatile struct vring_desc *d,
-	   uint32_t link, uint32_t mask, struct virtq_buf *b)
+	   uint32_t link, uint32_t mask, struct iovec *iov, uint32_t *write)
 {
 	uint64_t addr, lfn;
-	uint32_t fn;
+	uint32_t fn, len;
 
 	/* addr, then len | flags << 32 | next << 48 (little-endian): each
 	 * read once, as the guest may change them under us. */
 	memcpy(&addr, (const void *)&d->addr, sizeof(addr));
 	memcpy(&lfn, (const void *)&d->len, sizeof(lfn));
-	fn = (uint32_t)(lfn >> 32) & mask;
-	if ((fn & ~(uint32_t)VRING_DESC_F_WRITE) != link)
+	fn = ((uint32_t)(lfn >> 32) & mask) ^ link; /* 0 or WRITE if right */
+	if (fn & ~(uint32_t)VRING_DESC_F_WRITE)
 		return false;
-	b->len = (uint32_t)lfn;
-	b->write = fn & VRING_DESC_F_WRITE;
-	b->p = gmem_ptr(vq->mem, addr, b->len);
-	return b->p;
+	*write = fn;
+	len = (uint32_t)lfn;
+	iov->iov_base = gmem_ptr(vq->mem, addr, len);
+	iov->iov_len = len;
+	return iov->iov_base;
 }
 
 int virtq_read_chain3(const struct virtq *vq, uint16_t head,
-		      struct virtq_buf b[3])
+		      struct iovec iov[3])
 {
 	const volatile struct vring_desc *table;
-	struct vring_desc d = virtq_desc_load(&vq->desc[head]);
+	const volatile struct vring_desc *h = &vq->desc[head];
+	uint64_t addr, lfn;
+	uint32_t w0, w1, w2; /* each 0 or VRING_DESC_F_WRITE */
 
-	if (!vq->indirect || d.flags != VRING_DESC_F_INDIRECT ||
-	    d.len != 3 * sizeof(*table))
+	memcpy(&addr, (const void *)&h->addr, sizeof(addr));
+	memcpy(&lfn, (const void *)&h->len, sizeof(lfn));
+	/* len 48 and flags INDIRECT alone; next is not read. */
+	if (!vq->indirect || (lfn & 0xffffffffffffull) !=
+	    (3 * sizeof(*table) | (uint64_t)VRING_DESC_F_INDIRECT << 32))
 		return -EAGAIN;
-	table = gmem_ptr(vq->mem, d.addr, d.len);
+	table = gmem_ptr(vq->mem, addr, 3 * sizeof(*table));
 	if (!table ||
-	    !virtq_buf3(vq, &table[0], VRING_DESC_F_NEXT | 1u << 16,
-			~0u, &b[0]) ||
-	    !virtq_buf3(vq, &table[1], VRING_DESC_F_NEXT | 2u << 16,
-			~0u, &b[1]) ||
-	    !virtq_buf3(vq, &table[2], 0, 0xffff, &b[2]))
+	    !virtq_buf3(vq, &table[0], VRING_DESC_F_NEXT | 1u << 16, ~0u,
+			&iov[0], &w0) ||
+	    !virtq_buf3(vq, &table[1], VRING_DESC_F_NEXT | 2u << 16, ~0u,
+			&iov[1], &w1) ||
+	    !virtq_buf3(vq, &table[2], 0, 0xffff, &iov[2], &w2))
 		return -EAGAIN;
-	/* Readable buffers before writable ones. */
-	if (b[0].write > b[1].write || b[1].write > b[2].write)
-		return -EAGAIN;
-	return 0;
+	if (w0 > w1 || w1 > w2)
+		return -EAGAIN; /* readable after writable */
+	return 3 - (int)((w0 + w1 + w2) / VRING_DESC_F_WRITE);
 }
 
 int virtq_pop(struct virtq *vq, struct virtq_elem *e, struct iovec *iov,

@@ -84,23 +84,17 @@ int virtq_next_head(struct virtq *vq, uint16_t *head);
 int virtq_read_chain(struct virtq *vq, uint16_t head, struct virtq_elem *e,
 		     struct iovec *iov, unsigned int max_iov);
 
-/* A buffer of a chain read by virtq_read_chain3: host address, bytes,
- * device-writable or not. */
-struct virtq_buf {
-	uint8_t *p;
-	uint32_t len;
-	bool write;
-};
-
 /* virtq_read_chain() for the chain a driver queues most: one indirect
  * descriptor of a three-entry table linked 0 -> 1 -> 2, as Linux lays
- * out a one-segment block request.  0 with b[0..3) filled (each a
- * non-empty buffer inside RAM, readable ones first), or -EAGAIN for any
- * other chain, then decided by virtq_read_chain(): this accepts only
- * chains that one takes, with the same buffers (tests/unit/test_virtq.c
- * compares the two).  Nothing is counted or changed. */
+ * out a one-segment block request.  Each entry's buffer (non-empty,
+ * inside RAM) goes to iov[0..3), readable ones first; returns how many
+ * are readable (0-3), or -EAGAIN for any other chain (iov then holds
+ * nothing to use), which virtq_read_chain() then decides.  This
+ * accepts only chains that one takes, with the same iovecs
+ * (tests/unit/test_virtq.c compares the two).  Nothing is counted or
+ * changed. */
 int virtq_read_chain3(const struct virtq *vq, uint16_t head,
-		      struct virtq_buf b[3]);
+		      struct iovec iov[3]);
 
 /* Hand back the most recently popped head without consuming it. */
 void virtq_unpop(struct virtq *vq, uint16_t head);
