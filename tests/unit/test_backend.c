@@ -634,8 +634,10 @@ static void test_eagain(void **state)
 	struct blk_req reqs[5], *done[8];
 	struct iovec iov[5];
 	unsigned int got = 0;
+	bool seen[5] = { false }, sync;
 
 	open_rw(state, 4, false);
+	sync = expect_sync(t);
 	for (unsigned int i = 0; i < 5; i++) {
 		iov[i] = (struct iovec){ t->rbuf + i * 4096, 4096 };
 		req_set(&reqs[i], VIRTIO_BLK_T_IN, i * 8, 4096, &iov[i], 1);
@@ -656,12 +658,36 @@ static void test_eagain(void **state)
 	assert_int_equal(cfg->ops->inflight(t->q), 3);
 	assert_int_equal(cfg->ops->submit(t->q, &reqs[4]), 0);
 	cfg->ops->kick(t->q);
-	while (cfg->ops->inflight(t->q)) {
-		if (!cfg->ops->reap(t->q, done, 8))
+	/* One at a time: each comes back once; those served inside
+	 * submit() oldest first. */
+	seen[done[0] - reqs] = true;
+	if (sync)
+		assert_ptr_equal(done[0], &reqs[0]);
+	for (unsigned int next = 1; cfg->ops->inflight(t->q);) {
+		unsigned int i;
+
+		if (!cfg->ops->reap(t->q, done, 1)) {
 			wait_cq(t);
+			continue;
+		}
+		i = (unsigned int)(done[0] - reqs);
+		assert_true(i < 5 && !seen[i]);
+		seen[i] = true;
+		if (sync)
+			assert_int_equal(i, next++);
 	}
-	for (unsigned int i = 0; i < 5; i++)
+	for (unsigned int i = 0; i < 5; i++) {
+		assert_true(seen[i]);
 		assert_int_equal(reqs[i].result, VIRTIO_BLK_S_OK);
+	}
+	/* Served inside submit(), three come back in one reap, in order. */
+	if (!sync)
+		return;
+	for (unsigned int i = 0; i < 3; i++)
+		assert_int_equal(cfg->ops->submit(t->q, &reqs[i]), 0);
+	assert_int_equal(cfg->ops->reap(t->q, done, 8), 3);
+	for (unsigned int i = 0; i < 3; i++)
+		assert_ptr_equal(done[i], &reqs[i]);
 }
 
 /* queue_close() with requests in flight waits for them. */
