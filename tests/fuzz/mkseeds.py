@@ -90,6 +90,17 @@ def virtq_seeds():
         virtq_seed(4, 0x00, 100, 0,
                    {0: [(0, 0x1ff0, 32, 0, 0)], 1: [(1, 0x10, 8, 0, 0)]},
                    [0, 1]))
+    # Linux's one-segment requests, a read and a write: tables linked
+    # 0 -> 1 -> 2 (the short way, virtq_read_chain3), two-step pops,
+    # with 64 iovecs and with 1
+    rd = desc(0x100, 16, F_NEXT, 1) + desc(0x200, 512, F_WRITE | F_NEXT, 2) + \
+        desc(0x401, 1, F_WRITE, 0x7777)
+    wr = desc(0x110, 16, F_NEXT, 1) + desc(0x200, 512, F_NEXT, 2) + \
+        desc(0x402, 1, F_WRITE)
+    lnx = {3: [(3, 0x410, 48, F_INDIRECT, 0)], 5: [(5, 0x470, 48, F_INDIRECT, 0)]}
+    for name, flags in (('virtq-linux', 0x1f), ('virtq-linux-1iov', 0x13)):
+        put(name, 'virtq', virtq_seed(3, flags, 0, 0, lnx, [3, 5],
+                                      [(0x410, rd), (0x470, wr)]))
     # size 64, a full ring of one-descriptor chains, reused in round two
     full = {h: [(h, 0x800 + 8 * h, 8, F_WRITE, 0)] for h in range(64)}
     put('virtq-full', 'virtq',
