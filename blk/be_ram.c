@@ -111,6 +111,15 @@ static void ram_queue_close(struct blk_bq *q)
 	free(q);
 }
 
+/* Host invariant (blk_req_parse() checked it): r's sectors are on the
+ * disk.  The sector is compared before any shift can wrap it. */
+static inline bool ram_in_range(const struct blk_backend *b,
+				const struct blk_req *r)
+{
+	return r->sector <= b->sectors &&
+	       r->len >> BLK_SECTOR_SHIFT <= b->sectors - r->sector;
+}
+
 /* Copy between the request's iovecs and the disk.  OK, or IOERR if the
  * iovecs hold less than r->len (a host bug: the parser sized them). */
 static __attribute__((noinline)) uint8_t
@@ -140,8 +149,6 @@ static uint8_t ram_zero(const struct blk_backend *b, uint64_t off,
 	uint8_t *p = b->base + off;
 	uint64_t start, end;
 
-	/* Host invariant: blk_req_parse() checked the range. */
-	assert(off <= b->size && len <= b->size - off);
 	if (len < RAM_MADV_MIN) {
 		memset(p, 0, len);
 		return VIRTIO_BLK_S_OK;
@@ -167,6 +174,7 @@ ram_other(const struct blk_backend *b, struct blk_req *r)
 		return VIRTIO_BLK_S_OK;
 	case VIRTIO_BLK_T_DISCARD:
 	case VIRTIO_BLK_T_WRITE_ZEROES:
+		assert(ram_in_range(b, r));
 		return ram_zero(b, r->sector << BLK_SECTOR_SHIFT, r->len);
 	default:
 		return VIRTIO_BLK_S_UNSUPP;
@@ -187,9 +195,7 @@ static int ram_submit(struct blk_bq *q, struct blk_req *r)
 		r->result = ram_other(b, r);
 		return 0;
 	}
-	/* Host invariant: blk_req_parse() checked the range. */
-	assert(r->sector <= b->sectors &&
-	       r->len >> BLK_SECTOR_SHIFT <= b->sectors - r->sector);
+	assert(ram_in_range(b, r));
 	if (r->niov != 1) {
 		r->result = ram_copy(b, r, r->type == VIRTIO_BLK_T_OUT);
 		return 0;

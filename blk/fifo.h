@@ -7,6 +7,7 @@
 #ifndef BLK_FIFO_H
 #define BLK_FIFO_H
 
+#include <assert.h>
 #include <string.h>
 
 #include "blk/req.h"
@@ -19,6 +20,7 @@ struct blk_fifo {
 
 static inline void blk_fifo_push(struct blk_fifo *f, struct blk_req *r)
 {
+	assert(f->count < f->size); /* the caller's depth check */
 	f->slot[f->count++] = r;
 }
 

@@ -269,8 +269,11 @@ static unsigned int split(struct iovec *iov, uint8_t *buf, size_t len,
 static void req_set(struct blk_req *r, uint32_t type, uint64_t sector,
 		    uint64_t len, struct iovec *iov, unsigned int niov)
 {
+	/* The backend's scratch holds junk, as a request's does when the
+	 * parser leaves it (blk/req.h): the backend must set it. */
 	*r = (struct blk_req){ .type = type, .sector = sector, .len = len,
-			       .iov = iov, .niov = niov, .result = 0xff };
+			       .iov = iov, .niov = niov, .result = 0xff,
+			       .transferred = 0x5a5a5a5a5a5a, .err = 0x5a5a };
 }
 
 /* One read or write through nsz iovecs of the given sizes. */
@@ -680,14 +683,17 @@ static void test_eagain(void **state)
 		assert_true(seen[i]);
 		assert_int_equal(reqs[i].result, VIRTIO_BLK_S_OK);
 	}
-	/* Served inside submit(), three come back in one reap, in order. */
+	/* Served inside submit(): four come back two at a time, in order. */
 	if (!sync)
 		return;
-	for (unsigned int i = 0; i < 3; i++)
+	for (unsigned int i = 0; i < 4; i++)
 		assert_int_equal(cfg->ops->submit(t->q, &reqs[i]), 0);
-	assert_int_equal(cfg->ops->reap(t->q, done, 8), 3);
-	for (unsigned int i = 0; i < 3; i++)
-		assert_ptr_equal(done[i], &reqs[i]);
+	for (unsigned int i = 0; i < 4; i += 2) {
+		assert_int_equal(cfg->ops->reap(t->q, done, 2), 2);
+		assert_ptr_equal(done[0], &reqs[i]);
+		assert_ptr_equal(done[1], &reqs[i + 1]);
+	}
+	assert_int_equal(cfg->ops->inflight(t->q), 0);
 }
 
 /* queue_close() with requests in flight waits for them. */

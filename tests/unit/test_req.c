@@ -706,11 +706,13 @@ static void test_parse3_matches_parse(void **state)
 		bool fast, usual;
 		enum blk_parse slow;
 
-		switch ((y >> 8) % 5) {
+		switch ((y >> 8) % 7) {
 		case 0: h.sector = 0; break;
 		case 1: h.sector = CAP - secs; break;     /* the last sectors */
 		case 2: h.sector = CAP - secs + 1; break; /* one past */
 		case 3: h.sector = y >> 40; break;        /* far past */
+		case 4: h.sector = -secs; break;          /* the end wraps to 0 */
+		case 5: h.sector = ~0ull - (y >> 60); break;
 		default: h.sector = (y >> 16) % CAP; break;
 		}
 		t->l.ro = (y & 3) == 0;

@@ -869,7 +869,8 @@ static struct vring_desc *chain3_at(struct vqt *t, bool data_write)
 {
 	struct vring_desc *d;
 
-	set_desc(t, 0, t->data, 48, VRING_DESC_F_INDIRECT, 0);
+	/* next is not read without NEXT: Linux leaves its free list there. */
+	set_desc(t, 0, t->data, 48, VRING_DESC_F_INDIRECT, 5);
 	d = hva(t, t->data);
 	d[0] = (struct vring_desc){ t->data + 0x100, 16, VRING_DESC_F_NEXT, 1 };
 	d[1] = (struct vring_desc){
@@ -932,6 +933,12 @@ static void test_chain3_declines(void **state)
 		}
 		assert_int_equal(virtq_read_chain3(&t->vq, 0, v), -EAGAIN);
 	}
+	/* A table whose first two entries are good and whose third would
+	 * lie past the end of RAM (a guard page follows it). */
+	d = hva(t, GPA + RAM - 32);
+	memcpy(d, chain3_at(t, true), 32);
+	t->drv.desc[0].addr = GPA + RAM - 32;
+	assert_int_equal(virtq_read_chain3(&t->vq, 0, v), -EAGAIN);
 }
 
 /* A random change to one field of a three-entry request, or none. */
