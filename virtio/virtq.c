@@ -229,6 +229,18 @@ int virtq_read_chain(struct virtq *vq, uint16_t head, struct virtq_elem *e,
 	return ret;
 }
 
+/* A descriptor as two words, addr and len | flags << 32 | next << 48
+ * (little-endian), each read once: the guest may change them under us.
+ * Through a byte pointer: an indirect table may sit at any address. */
+static inline void virtq_desc_words(const volatile struct vring_desc *d,
+				    uint64_t *addr, uint64_t *lfn)
+{
+	const uint8_t *p = (const uint8_t *)(const void *)d;
+
+	memcpy(addr, p, sizeof(*addr));
+	memcpy(lfn, p + sizeof(*addr), sizeof(*lfn));
+}
+
 /* One table entry for virtq_read_chain3: link is what its flags and
  * next must be, the WRITE flag aside (for the last entry, next is not
  * read).  false: anything else, or not one non-empty buffer in RAM. */
@@ -239,10 +251,7 @@ virtq_buf3(const struct virtq *vq, const volatile struct vring_desc *d,
 	uint64_t addr, lfn;
 	uint32_t fn, len;
 
-	/* addr, then len | flags << 32 | next << 48 (little-endian): each
-	 * read once, as the guest may change them under us. */
-	memcpy(&addr, (const void *)&d->addr, sizeof(addr));
-	memcpy(&lfn, (const void *)&d->len, sizeof(lfn));
+	virtq_desc_words(d, &addr, &lfn);
 	fn = ((uint32_t)(lfn >> 32) & mask) ^ link; /* 0 or WRITE if right */
 	if (fn & ~(uint32_t)VRING_DESC_F_WRITE)
 		return false;
@@ -257,12 +266,10 @@ int virtq_read_chain3(const struct virtq *vq, uint16_t head,
 		      struct iovec iov[3])
 {
 	const volatile struct vring_desc *table;
-	const volatile struct vring_desc *h = &vq->desc[head];
 	uint64_t addr, lfn;
 	uint32_t w0, w1, w2; /* each 0 or VRING_DESC_F_WRITE */
 
-	memcpy(&addr, (const void *)&h->addr, sizeof(addr));
-	memcpy(&lfn, (const void *)&h->len, sizeof(lfn));
+	virtq_desc_words(&vq->desc[head], &addr, &lfn);
 	/* len 48 and flags INDIRECT alone; next is not read. */
 	if (!vq->indirect || (lfn & 0xffffffffffffull) !=
 	    (3 * sizeof(*table) | (uint64_t)VRING_DESC_F_INDIRECT << 32))

@@ -895,6 +895,11 @@ static void test_chain3_linux_request(void **state)
 		assert_iov(&v[1], hva(t, t->data + 0x1000), 4096);
 		assert_iov(&v[2], hva(t, t->data + 0x200), 1);
 	}
+	/* A table at an odd address (the spec asks no alignment). */
+	memcpy(hva(t, t->data + 0x2001), hva(t, t->data), 48);
+	t->drv.desc[0].addr = t->data + 0x2001;
+	assert_int_equal(virtq_read_chain3(&t->vq, 0, v), 1);
+	assert_iov(&v[1], hva(t, t->data + 0x1000), 4096);
 	/* Without INDIRECT_DESC, the general walk refuses it: so does this. */
 	vqt_rings(t, 8, true, false, 0);
 	chain3_at(t, true);
