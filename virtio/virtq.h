@@ -91,8 +91,8 @@ int virtq_read_chain(struct virtq *vq, uint16_t head, struct virtq_elem *e,
  * are readable (0-3), or -EAGAIN for any other chain (iov then holds
  * nothing to use), which virtq_read_chain() then decides.  This
  * accepts only chains that one takes, with the same iovecs
- * (tests/unit/test_virtq.c compares the two).  Nothing is counted or
- * changed. */
+ * (tests/unit/test_virtq.c compares the two).  Only iov is written:
+ * the queue is neither counted nor changed. */
 int virtq_read_chain3(const struct virtq *vq, uint16_t head,
 		      struct iovec iov[3]);
 
