@@ -44,6 +44,26 @@ static inline void *gmem_ptr(const struct gmem *m, uint64_t gpa, uint64_t len)
 	return NULL;
 }
 
+/* The first region, or an empty one: for gmem_ptr_first. */
+static inline struct gmem_region gmem_first(const struct gmem *m)
+{
+	return m->nr ? m->r[0] : (struct gmem_region){ 0 };
+}
+
+/* gmem_ptr for a caller that looks up several buffers in a row: first is
+ * gmem_first(m), a local copy the compiler keeps in registers (where a
+ * guest's buffers usually lie), and m is searched only for the rest. */
+static inline void *gmem_ptr_first(const struct gmem *m,
+				   const struct gmem_region *first,
+				   uint64_t gpa, uint64_t len)
+{
+	uint64_t off = gpa - first->gpa;
+
+	if (off < first->size)
+		return len - 1 < first->size - off ? first->hva + off : NULL;
+	return gmem_ptr(m, gpa, len);
+}
+
 /* Copies that may span adjacent regions.  0 or -EFAULT. */
 int gmem_read(const struct gmem *m, uint64_t gpa, void *dst, uint64_t len);
 int gmem_write(const struct gmem *m, uint64_t gpa, const void *src,

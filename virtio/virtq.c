@@ -59,6 +59,7 @@ int virtq_init(struct virtq *vq, const struct gmem *m, uint16_t size,
 static int virtq_break(struct virtq *vq)
 {
 	vq->broken = true;
+	vq->avail_seen = vq->last_avail; /* the next pop looks at broken */
 	vq->stats.ring_errors++;
 	return -EPROTO;
 }
@@ -184,9 +185,11 @@ static void virtq_set_busy(struct virtq *vq, uint16_t head, bool on)
 	vq->busy[head] = on;
 }
 
-int virtq_next_head(struct virtq *vq, uint16_t *head)
+/* Read avail->idx again, once every entry up to the last one read has
+ * been popped.  1: entries to pop, 0: none, -EPROTO: broken. */
+static int virtq_fetch_avail(struct virtq *vq)
 {
-	uint16_t avail_idx, h;
+	uint16_t avail_idx;
 
 	if (vq->broken)
 		return -EPROTO;
@@ -196,6 +199,22 @@ int virtq_next_head(struct virtq *vq, uint16_t *head)
 		return 0;
 	if ((uint16_t)(avail_idx - vq->last_avail) > vq->size)
 		return virtq_break(vq);
+	vq->avail_seen = avail_idx;
+	return 1;
+}
+
+int virtq_next_head(struct virtq *vq, uint16_t *head)
+{
+	uint16_t h;
+
+	/* Entries up to avail_seen were made available before the index
+	 * we read (with acquire) said so: no need to read it per pop. */
+	if (vq->last_avail == vq->avail_seen) {
+		int ret = virtq_fetch_avail(vq);
+
+		if (ret <= 0)
+			return ret;
+	}
 	/* size is a power of two (virtq_init): a mask, not a division. */
 	h = __atomic_load_n(&vq->avail->ring[vq->last_avail & (vq->size - 1)],
 			    __ATOMIC_RELAXED);
@@ -245,8 +264,9 @@ static inline void virtq_desc_words(const volatile struct vring_desc *d,
  * next must be, the WRITE flag aside (for the last entry, next is not
  * read).  false: anything else, or not one non-empty buffer in RAM. */
 static inline __attribute__((always_inline)) bool
-virtq_buf3(const struct virtq *vq, const volatile struct vring_desc *d,
-	   uint32_t link, uint32_t mask, struct iovec *iov, uint32_t *write)
+virtq_buf3(const struct virtq *vq, const struct gmem_region *first,
+	   const volatile struct vring_desc *d, uint32_t link, uint32_t mask,
+	   struct iovec *iov, uint32_t *write)
 {
 	uint64_t addr, lfn;
 	uint32_t fn, len;
@@ -257,7 +277,7 @@ virtq_buf3(const struct virtq *vq, const volatile struct vring_desc *d,
 		return false;
 	*write = fn;
 	len = (uint32_t)lfn;
-	iov->iov_base = gmem_ptr(vq->mem, addr, len);
+	iov->iov_base = gmem_ptr_first(vq->mem, first, addr, len);
 	iov->iov_len = len;
 	return iov->iov_base;
 }
@@ -265,6 +285,7 @@ virtq_buf3(const struct virtq *vq, const volatile struct vring_desc *d,
 int virtq_read_chain3(const struct virtq *vq, uint16_t head,
 		      struct iovec iov[3])
 {
+	const struct gmem_region first = gmem_first(vq->mem);
 	const volatile struct vring_desc *table;
 	uint64_t addr, lfn;
 	uint32_t w0, w1, w2; /* each 0 or VRING_DESC_F_WRITE */
@@ -274,13 +295,13 @@ int virtq_read_chain3(const struct virtq *vq, uint16_t head,
 	if (!vq->indirect || (lfn & 0xffffffffffffull) !=
 	    (3 * sizeof(*table) | (uint64_t)VRING_DESC_F_INDIRECT << 32))
 		return -EAGAIN;
-	table = gmem_ptr(vq->mem, addr, 3 * sizeof(*table));
+	table = gmem_ptr_first(vq->mem, &first, addr, 3 * sizeof(*table));
 	if (!table ||
-	    !virtq_buf3(vq, &table[0], VRING_DESC_F_NEXT | 1u << 16, ~0u,
-			&iov[0], &w0) ||
-	    !virtq_buf3(vq, &table[1], VRING_DESC_F_NEXT | 2u << 16, ~0u,
-			&iov[1], &w1) ||
-	    !virtq_buf3(vq, &table[2], 0, 0xffff, &iov[2], &w2))
+	    !virtq_buf3(vq, &first, &table[0], VRING_DESC_F_NEXT | 1u << 16,
+			~0u, &iov[0], &w0) ||
+	    !virtq_buf3(vq, &first, &table[1], VRING_DESC_F_NEXT | 2u << 16,
+			~0u, &iov[1], &w1) ||
+	    !virtq_buf3(vq, &first, &table[2], 0, 0xffff, &iov[2], &w2))
 		return -EAGAIN;
 	if (w0 > w1 || w1 > w2)
 		return -EAGAIN; /* readable after writable */
@@ -308,7 +329,8 @@ void virtq_unpop(struct virtq *vq, uint16_t head)
 	vq->stats.popped--;
 }
 
-void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
+/* inline: a hint that lets LTO put it into the iothread's loop. */
+inline void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
 {
 	volatile struct vring_used_elem *u;
 

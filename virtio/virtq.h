@@ -46,6 +46,7 @@ struct virtq {
 	uint16_t *avail_event; /* in the used ring, written by us */
 
 	uint16_t last_avail;   /* next avail entry to pop */
+	uint16_t avail_seen;   /* avail->idx as last read and checked */
 	uint16_t used_idx;     /* next used slot; published up to here */
 	uint16_t published;    /* used->idx as last published */
 	uint16_t signalled;    /* used->idx at the last notify */

@@ -194,7 +194,8 @@ static void fz_init(struct fz *f, const uint8_t *data)
 			 ind) == 0);
 	/* The device starts at 0; start stands for earlier traffic. */
 	CHECK(f->vq.last_avail == 0 && f->vq.used_idx == 0);
-	f->vq.last_avail = f->vq.used_idx = f->vq.published = start;
+	f->vq.last_avail = f->vq.avail_seen = start;
+	f->vq.used_idx = f->vq.published = start;
 	a->idx = target;
 }
 

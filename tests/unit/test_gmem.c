@@ -57,6 +57,35 @@ static void test_ptr_inside_one_region(void **state)
 	assert_null(gmem_ptr(&m, UINT64_MAX, 2));         /* wraps */
 }
 
+/* gmem_ptr_first answers as gmem_ptr does, whichever region holds the
+ * range (or none); with no region, stale entries are never read. */
+static void test_ptr_first_agrees(void **state)
+{
+	static const struct {
+		uint64_t gpa, len;
+	} c[] = {
+		{ 0x1000, 1 }, { 0x1000, sizeof(lo) }, { 0x2fff, 1 },
+		{ 0x3000, 1 }, { 0x3000 + 5, 10 }, { 0x4fff, 1 },
+		{ 0x1000, 0 }, { 0xfff, 2 }, { 0x2fff, 2 }, { 0x4fff, 2 },
+		{ 0x5000, 1 }, { 0x1000, UINT64_MAX }, { UINT64_MAX, 2 },
+		{ 0, 1 }, { 0x1000, sizeof(lo) + 1 },
+	};
+	struct gmem m = two_regions();
+	struct gmem none = { .nr = 0, .r = { { 0x1000, sizeof(lo), lo } } };
+	struct gmem_region first = gmem_first(&m), nofirst = gmem_first(&none);
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		assert_ptr_equal(gmem_ptr_first(&m, &first, c[i].gpa, c[i].len),
+				 gmem_ptr(&m, c[i].gpa, c[i].len));
+		assert_null(gmem_ptr_first(&none, &nofirst, c[i].gpa,
+					   c[i].len));
+	}
+	assert_ptr_equal(gmem_ptr_first(&m, &first, 0x3000 + 5, 10), hi + 5);
+	assert_ptr_equal(gmem_ptr_first(&m, &first, 0x2fff, 1),
+			 lo + sizeof(lo) - 1);
+}
+
 static void test_copy_spans_regions(void **state)
 {
 	struct gmem m = two_regions();
@@ -138,6 +167,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_refuses_overlap_and_wrap),
 		cmocka_unit_test(test_ptr_inside_one_region),
+		cmocka_unit_test(test_ptr_first_agrees),
 		cmocka_unit_test(test_copy_spans_regions),
 		cmocka_unit_test(test_copy_refused_moves_nothing),
 		cmocka_unit_test(test_iov_building),

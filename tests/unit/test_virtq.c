@@ -72,7 +72,8 @@ static void vqt_rings(struct vqt *t, uint16_t size, bool event_idx,
 	 * than 0 stands for that much earlier traffic. */
 	assert_int_equal(t->vq.last_avail, 0);
 	assert_int_equal(t->vq.used_idx, 0);
-	t->vq.last_avail = t->vq.used_idx = t->vq.published = start;
+	t->vq.last_avail = t->vq.avail_seen = start;
+	t->vq.used_idx = t->vq.published = start;
 }
 
 static void *hva(struct vqt *t, uint64_t gpa)
@@ -752,6 +753,31 @@ static void test_ring_avail_jump(void **state)
 	}
 }
 
+/* avail->idx is read again only once every entry up to the value last
+ * read has been popped: entries the driver announced are popped even if
+ * the index then goes wrong, and the next read finds it wrong. */
+static void test_ring_avail_idx_read_per_run(void **state)
+{
+	struct vqt *t = *state;
+	struct drv_buf b = { 0, 8, true };
+
+	vqt_rings(t, 4, false, false, 65534);
+	for (unsigned int i = 0; i < 3; i++) {
+		b.gpa = t->data + 8 * i;
+		assert_int_equal(drv_vq_add(&t->drv, &b, 1, false), (int)i);
+	}
+	assert_int_equal(pop(t), 1);
+	assert_int_equal(t->e.head, 0);
+	t->drv.avail->idx = 65533; /* backwards */
+	for (uint16_t h = 1; h < 3; h++) {
+		assert_int_equal(pop(t), 1);
+		assert_int_equal(t->e.head, h);
+		assert_iov(&t->iov[0], hva(t, t->data + 8 * h), 8);
+	}
+	assert_int_equal(t->vq.stats.ring_errors, 0);
+	expect_broken(t);
+}
+
 static void test_ring_head_out_of_range(void **state)
 {
 	struct vqt *t = *state;
@@ -1339,6 +1365,7 @@ int main(int argc, char **argv)
 		T(test_indirect_unaligned),
 		T(test_served_from_zero),
 		T(test_ring_avail_jump),
+		T(test_ring_avail_idx_read_per_run),
 		T(test_ring_head_out_of_range),
 		T(test_ring_head_reused),
 		T(test_ring_bad_chain_head_reused),
