@@ -171,13 +171,13 @@ bool blk_req_parse3(const struct blk_req_limits *l, uint16_t head,
 	struct blk_hdr h;
 	bool in;
 
-	if (n_out < 1 || n_out > 2 || iov[0].iov_len != sizeof(h) ||
-	    iov[2].iov_len != 1)
+	if (iov[0].iov_len != sizeof(h) || iov[2].iov_len != 1)
 		return false;
 	/* The header is copied once; the guest may change it later. */
 	memcpy(&h, iov[0].iov_base, sizeof(h));
 	in = h.type == VIRTIO_BLK_T_IN;
-	/* A read's data is writable, a write's readable. */
+	/* A read's data is writable, a write's readable (this checks n_out
+	 * too: the header is readable, the status writable). */
 	if (n_out != (in ? 1 : 2) ||
 	    (!in && (h.type != VIRTIO_BLK_T_OUT || l->ro)))
 		return false;
