@@ -2,10 +2,11 @@
  *
  * A backend is opened once per disk; each virtqueue opens its own
  * backend queue, which only that queue's iothread touches.  submit()
- * queues a parsed request; kick() hands queued requests to the kernel;
- * reap() returns finished ones with r->result set.  A backend whose
- * completions arrive asynchronously exposes a wait fd that becomes
- * readable when reap() has work.
+ * either serves a parsed request at once (the RAM disk; a file on tmpfs)
+ * or queues it; kick() hands queued requests to the kernel; reap()
+ * returns finished ones with r->result set.  A backend whose completions
+ * arrive asynchronously exposes a wait fd that becomes readable when
+ * reap() has work.
  */
 #ifndef BLK_BACKEND_H
 #define BLK_BACKEND_H
@@ -29,6 +30,8 @@ struct blk_backend_info {
 	char note[160];    /* one line for the user, or "" */
 };
 
+#define BLK_SUBMIT_DONE 1
+
 struct blk_backend_ops {
 	const char *name;
 	/* 0 or -errno; on error, msg (if not NULL) gets one line. */
@@ -42,7 +45,10 @@ struct blk_backend_ops {
 			  bool write_through, struct blk_bq **out);
 	/* Waits for in-flight requests, then frees the queue. */
 	void (*queue_close)(struct blk_bq *q);
-	/* 0: accepted; -EAGAIN: full, try again after a reap. */
+	/* BLK_SUBMIT_DONE: finished now, r->result set (reap() never
+	 * returns it, inflight() never counts it); 0: queued, reap()
+	 * returns it once finished; -EAGAIN: full, try again after a reap;
+	 * another -errno: refused. */
 	int (*submit)(struct blk_bq *q, struct blk_req *r);
 	/* Hand everything accepted so far to the kernel. */
 	void (*kick)(struct blk_bq *q);
@@ -52,7 +58,7 @@ struct blk_backend_ops {
 	/* Readable when reap() has work; -1 if completions are synchronous.
 	 * The iothread clears it with a read. */
 	int (*wait_fd)(struct blk_bq *q);
-	/* Requests accepted and not yet reaped. */
+	/* Requests queued and not yet reaped. */
 	unsigned int (*inflight)(struct blk_bq *q);
 };
 

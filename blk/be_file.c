@@ -7,12 +7,12 @@
  * interrupted I/O, or a task-work flush when the CQ ring is empty but
  * the kernel says completions are pending.
  *
- * Invariant: a queue never has more than depth requests accepted and not
+ * Invariant: a queue never has more than depth requests queued and not
  * reaped, and its SQ ring has at least depth entries, so a request that
  * has to be resubmitted from reap() always finds a free SQE.
  *
  * Files on tmpfs are the exception for reads and writes: those run
- * inside submit() and are handed back by reap() from a per-queue FIFO, like
+ * inside submit(), which says they are finished (BLK_SUBMIT_DONE), as
  * the RAM disk does (see probe_sync_rw() for why).
  */
 #include <assert.h>
@@ -36,7 +36,6 @@
 #include <unistd.h>
 
 #include "blk/backend.h"
-#include "blk/fifo.h"
 #include "blk/blk.h"
 #include "blk/uring.h"
 
@@ -65,12 +64,10 @@ struct blk_bq {
 	int wflags;        /* RWF_DSYNC when write-through */
 	int efd;
 	unsigned int depth;
-	unsigned int inflight;
+	unsigned int inflight; /* in the ring: prepped and not reaped */
 	bool need_kick;    /* SQEs prepped outside submit() */
 	bool sync_rw;      /* b->sync_rw or b->sync_all */
 	bool sync_all;     /* b->sync_all: every request finished in submit() */
-	struct blk_fifo finished; /* in submit() (sync_rw only), not yet reaped */
-	struct blk_req *slot[];
 };
 
 static int __attribute__((format(printf, 4, 5)))
@@ -416,22 +413,19 @@ static int file_queue_open(struct blk_backend *b, unsigned int depth,
 {
 	struct blk_bq *q;
 	unsigned int entries = 1;
-	bool sync, fixed;
+	bool fixed;
 	int ret;
 
 	if (!depth || depth > 32768)
 		return -EINVAL;
 	while (entries < depth)
 		entries <<= 1;
-	sync = b->sync_rw || b->sync_all;
-	q = calloc(1, sizeof(*q) + (sync ? depth : 0) * sizeof(q->slot[0]));
+	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->b = b;
-	q->sync_rw = sync;
+	q->sync_rw = b->sync_rw || b->sync_all;
 	q->sync_all = b->sync_all;
-	q->finished = (struct blk_fifo){ .size = sync ? depth : 0,
-				     .slot = q->slot };
 	q->depth = depth;
 	q->wflags = write_through ? RWF_DSYNC : 0;
 	if (q->sync_all) {
@@ -596,22 +590,22 @@ static int file_submit(struct blk_bq *q, struct blk_req *r)
 	assert(r->type == VIRTIO_BLK_T_FLUSH ||
 	       (r->sector <= q->b->size >> BLK_SECTOR_SHIFT &&
 		r->len <= q->b->size - (r->sector << BLK_SECTOR_SHIFT)));
-	if (q->inflight >= q->depth)
-		return -EAGAIN;
 	r->transferred = 0;
 	if (q->sync_rw && (r->type == VIRTIO_BLK_T_IN ||
 			   r->type == VIRTIO_BLK_T_OUT)) {
 		r->result = sync_rw(q, r);
-		blk_fifo_push(&q->finished, r);
-	} else if (q->sync_all) {
-		r->result = sync_other(q, r);
-		blk_fifo_push(&q->finished, r);
-	} else {
-		sqe = io_uring_get_sqe(&q->ring);
-		if (!sqe)
-			return -EAGAIN;
-		req_prep(q, sqe, r);
+		return BLK_SUBMIT_DONE;
 	}
+	if (q->sync_all) {
+		r->result = sync_other(q, r);
+		return BLK_SUBMIT_DONE;
+	}
+	if (q->inflight >= q->depth)
+		return -EAGAIN;
+	sqe = io_uring_get_sqe(&q->ring);
+	if (!sqe)
+		return -EAGAIN;
+	req_prep(q, sqe, r);
 	q->inflight++;
 	return 0;
 }
@@ -706,11 +700,10 @@ static unsigned int file_reap(struct blk_bq *q, struct blk_req **out,
 			      unsigned int max)
 {
 	struct io_uring_cqe *cqe;
-	unsigned int head, seen = 0, n = blk_fifo_pop(&q->finished, out, max);
+	unsigned int head, seen = 0, n = 0;
 
-	q->inflight -= n;
 	if (q->sync_all)
-		return n;
+		return 0;
 	/* Completions may wait as task work (COOP_TASKRUN) until we enter
 	 * the kernel: do so only when the ring is empty and they do. */
 	if (!io_uring_cq_ready(&q->ring) &&
@@ -750,17 +743,12 @@ static void file_queue_close(struct blk_bq *q)
 	if (!q)
 		return;
 	if (q->sync_all) {
-		/* Nothing is ever in flight past submit(): the FIFO is the
-		 * caller's to reap before closing. */
-		free(q);
+		free(q); /* nothing is ever in flight past submit() */
 		return;
 	}
 	while (q->inflight) {
-		/* Also pushes anything prepped and not yet submitted.  Waits
-		 * only when something is in the ring, not just in the FIFO. */
-		int ret = q->inflight > q->finished.count
-				  ? io_uring_submit_and_wait(&q->ring, 1)
-				  : 0;
+		/* Also pushes anything prepped and not yet submitted. */
+		int ret = io_uring_submit_and_wait(&q->ring, 1);
 
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
 		    ret != -EBUSY) {

@@ -42,6 +42,7 @@
 
 #include "blk/blk.h"
 #include "tests/support/blkdrv.h"
+#include "tests/support/syncrw.h"
 
 #define QSIZE 16
 #define NQ 2
@@ -992,27 +993,52 @@ static void test_ring_head_huge(void **state)
 	expect_queue_stopped(t);
 }
 
-/* The same head twice in one batch: the first is a write the backend
- * holds until the iothread reaps, which it does only after the drain
- * pass, so the second is always seen while the first is in flight. */
+/* Whether this disk serves a write inside submit() (blk/backend.h). */
+static bool served_in_submit(const struct mt *t)
+{
+	return !t->file || t->sync || file_rw_in_submit(t->path);
+}
+
+/* The same head twice in one batch.  A write that goes through io_uring
+ * is still in flight when the iothread pops the second (it reaps only
+ * after the drain pass): a head reused while in flight, the ring is
+ * broken.  A write served inside submit() is finished and pushed by then
+ * (not yet published), so the second is a request of its own and is
+ * served too: the driver broke the rules, but nothing in flight can be
+ * lost or answered twice. */
 static void test_ring_head_reused(void **state)
 {
 	struct mt *t = *state;
 	uint64_t w = scr(t, 0, SCR_WDATA);
+	unsigned int n;
 	uint16_t head;
 
 	mt_up(t, false, 0);
+	n = served_in_submit(t) ? 2 : 1;
 	head = build_rw(t, 0, 0, VIRTIO_BLK_T_OUT, 16, w, 4096);
 	fill(t, w, 4096, 42);
 	put_avail(t, 0, head);
 	put_avail(t, 0, head);
 	publish(t, 0);
-	wait_reset(t);
-	/* The first one completes. */
-	assert_int_equal(take_used(t, 0).len, 1);
+	/* The first one completes; so does the second if nothing was in
+	 * flight (published together: used->idx moves by n at once). */
+	assert_true(wait_used(t, 0, (uint16_t)(t->used[0] + n), WAIT_MS));
+	for (unsigned int i = 0; i < n; i++) {
+		struct vring_used_elem u =
+			t->q[0].vq.used->ring[t->used[0]++ % QSIZE];
+
+		assert_int_equal(u.id, head);
+		assert_int_equal(u.len, 1);
+	}
 	assert_int_equal(status_of(t, 0, head), VIRTIO_BLK_S_OK);
 	memcpy(t->shadow + 16 * 512, hva(t, w), 4096);
-	expect_queue_stopped(t);
+	if (n == 1) {
+		expect_queue_stopped(t);
+		return;
+	}
+	serve_check(t, 0);
+	assert_int_equal(__atomic_load_n(&t->resets, __ATOMIC_SEQ_CST), 0);
+	mt_finish(t);
 }
 
 /* Rings outside RAM or misaligned: start fails, nothing runs. */
