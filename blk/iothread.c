@@ -1,9 +1,11 @@
 /* The per-virtqueue iothread: pop, parse, submit; reap, push, notify.
  *
- * Default (batch off): a request goes to the kernel as soon as it is
+ * Default (batch off): a request goes to the backend as soon as it is
  * parsed, and each completion is published and notified (as EVENT_IDX
- * allows) as soon as it is reaped.  batch=on submits once per drain pass
- * and publishes completions once per pass.
+ * allows) as soon as it is reaped, or, for a request the backend served
+ * inside submit() (the RAM disk, a file on tmpfs), as soon as it is
+ * served.  batch=on submits once per drain pass and publishes
+ * completions once per pass.
  *
  * An idle iothread first polls the avail ring and the backend, with kicks
  * still suppressed, for up to a window that adapts between 0 and the
@@ -217,12 +219,14 @@ blk_queue_one(struct blk_queue *q, bool lat)
 		r->t_submit = lat_now();
 	ret = q->ops->submit(q->bq, r);
 	if (ret == BLK_SUBMIT_DONE) {
-		/* Finished already: pushed now, published with the drain
-		 * pass's reap (blk_queue_loop), as if reap() had found it;
-		 * no kick, nothing was queued. */
+		/* Finished already (nothing queued, no kick): published now,
+		 * with its own notification decision, not when the pass
+		 * ends; batch=on publishes it with the pass. */
 		if (lat)
 			lat_add(&q->lat.stage[LAT_SUBMIT], r->t_submit - t_pop);
 		blk_queue_push_req(q, r, lat ? lat_now() : 0, lat);
+		if (!q->batch)
+			blk_queue_flush_used(q);
 		return 1;
 	}
 	if (ret == -EAGAIN) {

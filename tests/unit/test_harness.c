@@ -915,6 +915,40 @@ static void test_no_event_idx(void **state)
 	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
 }
 
+/* Sixteen reads added at once to a sleeping iothread (poll=0), without
+ * EVENT_IDX and with interrupts on, so that the device interrupts at
+ * every publish: how many interrupts they cost.  Returns that count. */
+static uint64_t sleeping_burst(struct fx *f, bool batch)
+{
+	fx_poll_us = 0;
+	assert_int_equal(fx_open(f, cfg->be, false, batch, 1), 0);
+	fx_start(f, 1, FEAT_EVENT_IDX);
+	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
+	usleep(20000); /* the iothread is asleep now */
+	call_count(f);
+	return burst(f, 16);
+}
+
+/* No completion batching: a request served inside submit() (the RAM
+ * disk, engine=sync) is published as soon as it is served, with its own
+ * notification decision, not when the drain pass ends.  Through
+ * io_uring the count depends on when completions arrive. */
+static void test_publish_at_once(void **state)
+{
+	uint64_t n = sleeping_burst(*state, false);
+
+	if (cfg->be == BE_FILE)
+		assert_true(n >= 1 && n <= 16);
+	else
+		assert_int_equal(n, 16);
+}
+
+/* batch=on: one publish and one interrupt for the drain pass. */
+static void test_publish_batch_on(void **state)
+{
+	assert_int_equal(sleeping_burst(*state, true), 1);
+}
+
 /* ---- the harness --------------------------------------------------------------------- */
 
 /* The host-side copy of the disk; queue i only touches its own range. */
@@ -1307,6 +1341,8 @@ int main(int argc, char **argv)
 		T(test_read_only),
 		T(test_event_idx),
 		T(test_no_event_idx),
+		T(test_publish_at_once),
+		T(test_publish_batch_on),
 		T(test_poll),
 		T(test_queue_subset),
 		T(test_reset_bounded),
