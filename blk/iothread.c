@@ -44,22 +44,26 @@ static void blk_fd_clear(int fd)
 	(void)!read(fd, &v, sizeof(v));
 }
 
+/* The latency breakdown: the unpublished requests' last stage ends now. */
+static void blk_queue_lat_published(struct blk_queue *q)
+{
+	uint64_t t = lat_now();
+
+	for (unsigned int i = 0; i < q->n_unpublished; i++)
+		lat_add(&q->lat.stage[LAT_PUBLISH],
+			t - q->unpublished[i]->t_reaped);
+	q->n_unpublished = 0;
+}
+
 /* Publish what was pushed and interrupt the driver if it wants one. */
 static void blk_queue_flush_used(struct blk_queue *q)
 {
-	uint64_t t;
-
 	if (!q->pushed)
 		return;
 	q->pushed = false;
 	virtq_publish(&q->vq);
-	if (q->latency) {
-		t = lat_now();
-		for (unsigned int i = 0; i < q->n_unpublished; i++)
-			lat_add(&q->lat.stage[LAT_PUBLISH],
-				t - q->unpublished[i]->t_reaped);
-		q->n_unpublished = 0;
-	}
+	if (q->latency)
+		blk_queue_lat_published(q);
 	if (virtq_need_notify(&q->vq))
 		blk_fd_signal(q->call_fd);
 }
@@ -106,9 +110,10 @@ blk_queue_push_req(struct blk_queue *q, struct blk_req *r, uint64_t t,
 	if (lat) {
 		/* The array holds a ring's worth: more are pushed unpublished
 		 * only if the driver made heads available again before it
-		 * could see them used (never, if it keeps the rules). */
+		 * could see them used (never, if it keeps the rules).  Their
+		 * last stage is then cut short; nothing is published early. */
 		if (q->n_unpublished == q->vq.size)
-			blk_queue_flush_used(q);
+			blk_queue_lat_published(q);
 		lat_add(&q->lat.stage[LAT_BACKEND], t - r->t_submit);
 		r->t_reaped = t;
 		q->unpublished[q->n_unpublished++] = r;
@@ -255,8 +260,10 @@ static unsigned int blk_queue_drain(struct blk_queue *q)
 
 	q->backend_full = false;
 	/* A reset asked for is seen before each head: a driver that keeps
-	 * the ring full cannot hold it off. */
-	while (!blk_queue_stopping(q) &&
+	 * the ring full cannot hold it off.  At most a ring's worth per
+	 * pass: requests finished inside submit() free their heads at once,
+	 * and the backend's own completions are reaped between passes. */
+	while (n < q->vq.size && !blk_queue_stopping(q) &&
 	       (ret = blk_queue_one(q, q->latency)) > 0)
 		n++;
 	if (ret == -EPROTO && !q->reset_sent) {

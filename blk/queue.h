@@ -36,7 +36,7 @@ struct blk_queue {
 	struct blk_req *reqs;     /* indexed by head */
 	struct iovec *iovs;       /* BLK_REQ_MAX_IOV per head */
 	struct blk_req **reaped;  /* what one reap() returns */
-	struct blk_req **unpublished; /* reaped, pushed, not yet published */
+	struct blk_req **unpublished; /* finished, pushed, not yet published */
 	unsigned int n_unpublished;
 	bool pushed;              /* used entries pushed since the last notify */
 	bool backend_full;        /* submit said -EAGAIN this pass */

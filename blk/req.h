@@ -55,7 +55,8 @@ struct blk_req {
 	int err;            /* with IOERR: the errno, or 0 for the end of
 			     * the file (shrunk underneath us) */
 	uint64_t t_submit;  /* lat_now() when handed to the backend */
-	uint64_t t_reaped;  /* lat_now() when reaped */
+	uint64_t t_reaped;  /* lat_now() when finished: reaped, or served
+			     * inside submit() */
 };
 
 enum blk_parse {

@@ -1002,8 +1002,8 @@ static bool served_in_submit(const struct mt *t)
 /* The same head twice in one batch.  A write that goes through io_uring
  * is still in flight when the iothread pops the second (it reaps only
  * after the drain pass): a head reused while in flight, the ring is
- * broken.  A write served inside submit() is finished and pushed by then
- * (not yet published), so the second is a request of its own and is
+ * broken.  A write served inside submit() is finished, pushed and
+ * published by then, so the second is a request of its own and is
  * served too: the driver broke the rules, but nothing in flight can be
  * lost or answered twice. */
 static void test_ring_head_reused(void **state)
@@ -1021,7 +1021,7 @@ static void test_ring_head_reused(void **state)
 	put_avail(t, 0, head);
 	publish(t, 0);
 	/* The first one completes; so does the second if nothing was in
-	 * flight (published together: used->idx moves by n at once). */
+	 * flight. */
 	assert_true(wait_used(t, 0, (uint16_t)(t->used[0] + n), WAIT_MS));
 	for (unsigned int i = 0; i < n; i++) {
 		struct vring_used_elem u =
