@@ -68,13 +68,20 @@ static void blk_queue_flush_used(struct blk_queue *q)
 		blk_fd_signal(q->call_fd);
 }
 
+/* After a push: the default publishes at once; batch=on leaves it to
+ * the end of the drain pass (blk_queue_loop). */
+static inline void blk_queue_pushed(struct blk_queue *q)
+{
+	if (!q->batch)
+		blk_queue_flush_used(q);
+}
+
 static void blk_queue_complete(struct blk_queue *q, uint16_t head,
 			       uint32_t len)
 {
 	virtq_push(&q->vq, head, len);
 	q->pushed = true;
-	if (!q->batch)
-		blk_queue_flush_used(q);
+	blk_queue_pushed(q);
 }
 
 /* Count a failed request and say what failed, in one line: rate-limited
@@ -149,8 +156,7 @@ static unsigned int blk_queue_reap(struct blk_queue *q)
 		n = blk_queue_push_reaped(q);
 		if (!n)
 			break;
-		if (!q->batch)
-			blk_queue_flush_used(q);
+		blk_queue_pushed(q);
 		total += n;
 	} while (n == q->vq.size);
 	return total;
@@ -226,12 +232,11 @@ blk_queue_one(struct blk_queue *q, bool lat)
 	if (ret == BLK_SUBMIT_DONE) {
 		/* Finished already (nothing queued, no kick): published now,
 		 * with its own notification decision, not when the pass
-		 * ends; batch=on publishes it with the pass. */
+		 * ends. */
 		if (lat)
 			lat_add(&q->lat.stage[LAT_SUBMIT], r->t_submit - t_pop);
 		blk_queue_push_req(q, r, lat ? lat_now() : 0, lat);
-		if (!q->batch)
-			blk_queue_flush_used(q);
+		blk_queue_pushed(q);
 		return 1;
 	}
 	if (ret == -EAGAIN) {

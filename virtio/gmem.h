@@ -29,18 +29,30 @@ struct gmem {
 /* Add a region; regions must not overlap.  0 or -EINVAL / -ENOSPC. */
 int gmem_add(struct gmem *m, uint64_t gpa, uint64_t size, void *hva);
 
+/* Does gpa lie in r?  If so, *p is the host pointer to [gpa, gpa+len),
+ * or NULL if the range does not fit in r. */
+static inline bool gmem_region_ptr(const struct gmem_region *r, uint64_t gpa,
+				   uint64_t len, void **p)
+{
+	uint64_t off = gpa - r->gpa;
+
+	/* off wraps for gpa below the region: one test covers both;
+	 * len - 1 wraps for len 0, which is refused the same way. */
+	if (off >= r->size)
+		return false;
+	*p = len - 1 < r->size - off ? r->hva + off : NULL;
+	return true;
+}
+
 /* Host pointer to [gpa, gpa+len) if it lies inside one region, else NULL.
  * Inline: it is on every request's path, several times. */
 static inline void *gmem_ptr(const struct gmem *m, uint64_t gpa, uint64_t len)
 {
-	for (const struct gmem_region *r = m->r; r < m->r + m->nr; r++) {
-		uint64_t off = gpa - r->gpa;
+	void *p;
 
-		/* off wraps for gpa below the region: one test covers both;
-		 * len - 1 wraps for len 0, which is refused the same way. */
-		if (off < r->size)
-			return len - 1 < r->size - off ? r->hva + off : NULL;
-	}
+	for (const struct gmem_region *r = m->r; r < m->r + m->nr; r++)
+		if (gmem_region_ptr(r, gpa, len, &p))
+			return p;
 	return NULL;
 }
 
@@ -57,11 +69,10 @@ static inline void *gmem_ptr_first(const struct gmem *m,
 				   const struct gmem_region *first,
 				   uint64_t gpa, uint64_t len)
 {
-	uint64_t off = gpa - first->gpa;
+	void *p;
 
-	if (off < first->size)
-		return len - 1 < first->size - off ? first->hva + off : NULL;
-	return gmem_ptr(m, gpa, len);
+	return gmem_region_ptr(first, gpa, len, &p) ? p :
+						      gmem_ptr(m, gpa, len);
 }
 
 /* Copies that may span adjacent regions.  0 or -EFAULT. */

@@ -264,7 +264,7 @@ static inline void virtq_desc_words(const volatile struct vring_desc *d,
  * next must be, the WRITE flag aside (for the last entry, next is not
  * read).  false: anything else, or not one non-empty buffer in RAM. */
 static inline __attribute__((always_inline)) bool
-virtq_buf3(const struct virtq *vq, const struct gmem_region *first,
+virtq_buf3(const struct gmem *m, const struct gmem_region *first,
 	   const volatile struct vring_desc *d, uint32_t link, uint32_t mask,
 	   struct iovec *iov, uint32_t *write)
 {
@@ -277,7 +277,7 @@ virtq_buf3(const struct virtq *vq, const struct gmem_region *first,
 		return false;
 	*write = fn;
 	len = (uint32_t)lfn;
-	iov->iov_base = gmem_ptr_first(vq->mem, first, addr, len);
+	iov->iov_base = gmem_ptr_first(m, first, addr, len);
 	iov->iov_len = len;
 	return iov->iov_base;
 }
@@ -285,7 +285,8 @@ virtq_buf3(const struct virtq *vq, const struct gmem_region *first,
 int virtq_read_chain3(const struct virtq *vq, uint16_t head,
 		      struct iovec iov[3])
 {
-	const struct gmem_region first = gmem_first(vq->mem);
+	const struct gmem *m = vq->mem;
+	const struct gmem_region first = gmem_first(m);
 	const volatile struct vring_desc *table;
 	uint64_t addr, lfn;
 	uint32_t w0, w1, w2; /* each 0 or VRING_DESC_F_WRITE */
@@ -295,13 +296,13 @@ int virtq_read_chain3(const struct virtq *vq, uint16_t head,
 	if (!vq->indirect || (lfn & 0xffffffffffffull) !=
 	    (3 * sizeof(*table) | (uint64_t)VRING_DESC_F_INDIRECT << 32))
 		return -EAGAIN;
-	table = gmem_ptr_first(vq->mem, &first, addr, 3 * sizeof(*table));
+	table = gmem_ptr_first(m, &first, addr, 3 * sizeof(*table));
 	if (!table ||
-	    !virtq_buf3(vq, &first, &table[0], VRING_DESC_F_NEXT | 1u << 16,
+	    !virtq_buf3(m, &first, &table[0], VRING_DESC_F_NEXT | 1u << 16,
 			~0u, &iov[0], &w0) ||
-	    !virtq_buf3(vq, &first, &table[1], VRING_DESC_F_NEXT | 2u << 16,
+	    !virtq_buf3(m, &first, &table[1], VRING_DESC_F_NEXT | 2u << 16,
 			~0u, &iov[1], &w1) ||
-	    !virtq_buf3(vq, &first, &table[2], 0, 0xffff, &iov[2], &w2))
+	    !virtq_buf3(m, &first, &table[2], 0, 0xffff, &iov[2], &w2))
 		return -EAGAIN;
 	if (w0 > w1 || w1 > w2)
 		return -EAGAIN; /* readable after writable */

@@ -87,12 +87,11 @@ static void driver_step(void)
 	if (drv.flush_head < 0 || now_ns() > drv.deadline)
 		drv.stopped = true;
 	if (!drv.stopped) {
-		struct drv_buf b = {
-			drv.buf + (uint64_t)drv_vq_peek_head(&drv.q.vq) * SECTOR,
-			SECTOR, true };
+		uint16_t h = drv_vq_peek_head(&drv.q.vq);
+		struct drv_buf b = { drv.buf + h * SECTOR, SECTOR, true };
 
-		if (blkdrv_add(&drv.q, VIRTIO_BLK_T_IN, drv.added % (DISK / SECTOR),
-			       &b, 1, true) >= 0)
+		if (blkdrv_add(&drv.q, VIRTIO_BLK_T_IN,
+			       drv.added % (DISK / SECTOR), &b, 1, true) >= 0)
 			drv.added++;
 	}
 }
