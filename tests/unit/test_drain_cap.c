@@ -8,14 +8,15 @@
  *
  * Deterministic: the driver's refill runs inside the device's own reads
  * (preadv2 is defined here, in front of libc's), so the ring never runs
- * dry while the budget lasts, however the threads are scheduled.  The
+ * dry until the FLUSH is used (or REFILL_NS have passed), however the
+ * threads are scheduled.  The
  * same preadv2 says EOPNOTSUPP to RWF_NOWAIT, as tmpfs does on kernels
  * without non-blocking tmpfs reads, so that the backend serves the
  * reads inside submit() on any kernel.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <linux/virtio_ring.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,7 +36,9 @@
 #include "tests/support/fakemem.h"
 
 #define QSIZE 16u        /* ring size: a drain pass's cap */
-#define REFILL_NS 2000000000ull /* how long the driver keeps the ring full */
+/* How long the driver keeps the ring full at most: far more than the
+ * FLUSH needs (microseconds to milliseconds), even under sanitizers. */
+#define REFILL_NS 5000000000ull
 #define SECTOR 512u
 #define DISK (1u << 20)
 
