@@ -232,7 +232,7 @@ blk_queue_one(struct blk_queue *q, bool lat)
 	if (ret == BLK_SUBMIT_DONE) {
 		/* Finished already (nothing queued, no kick): published now,
 		 * with its own notification decision, not when the pass
-		 * ends. */
+		 * ends; batch=on publishes it with the pass. */
 		if (lat)
 			lat_add(&q->lat.stage[LAT_SUBMIT], r->t_submit - t_pop);
 		blk_queue_push_req(q, r, lat ? lat_now() : 0, lat);

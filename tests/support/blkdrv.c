@@ -75,6 +75,10 @@ int blkdrv_add(struct blkdrv_q *q, uint32_t type, uint64_t sector,
 
 	if (ndata > BLK_SEG_MAX)
 		return -E2BIG;
+	/* No room: the head is not ours to write (it may be in flight, or
+	 * one past the ring). */
+	if (q->vq.num_free < (indirect ? 1 : ndata + 2))
+		return -ENOSPC;
 	h->type = type;
 	h->ioprio = 0;
 	h->sector = sector;
