@@ -458,13 +458,9 @@ static int drv_setup(struct drv *d, struct fakemem *fm, const struct point *p,
 	d->buf_gpa = fakemem_alloc(fm, (size_t)QSIZE * BS, BS);
 	if (!d->buf_gpa)
 		return -ENOMEM;
-	/* Indirect tables now: the driver allocates them on first use, and
-	 * the driver threads share the allocator. */
-	for (unsigned int h = 0; h < QSIZE; h++) {
-		d->q.vq.indirect_gpa[h] = fakemem_alloc(fm, 16u * 1024, 16);
-		if (!d->q.vq.indirect_gpa[h])
-			return -ENOMEM;
-	}
+	/* The driver threads share the allocator. */
+	if (drv_vq_alloc_indirect(&d->q.vq))
+		return -ENOMEM;
 	/* Touch the buffers now, not during the measurement. */
 	memset(fakemem_hva(fm, d->buf_gpa), 0xa5, (size_t)QSIZE * BS);
 	d->qd = p->qd;

@@ -42,18 +42,30 @@ static void drv_fill(struct vring_desc *d, const struct drv_buf *b)
 	d->flags = b->write ? VRING_DESC_F_WRITE : 0;
 }
 
+/* head's indirect table (a 1024-entry one), allocated on first use. */
+static uint64_t drv_indirect_table(struct drv_vq *q, uint16_t head)
+{
+	if (!q->indirect_gpa[head])
+		q->indirect_gpa[head] = fakemem_alloc(q->fm, 16u * 1024, 16);
+	return q->indirect_gpa[head];
+}
+
+int drv_vq_alloc_indirect(struct drv_vq *q)
+{
+	for (uint16_t h = 0; h < q->size; h++)
+		if (!drv_indirect_table(q, h))
+			return -ENOMEM;
+	return 0;
+}
+
 static int drv_add_indirect(struct drv_vq *q, const struct drv_buf *b,
 			    unsigned int n, uint16_t head)
 {
-	uint64_t t = q->indirect_gpa[head];
+	uint64_t t = drv_indirect_table(q, head);
 	struct vring_desc *table;
 
-	if (!t) {
-		t = fakemem_alloc(q->fm, 16u * 1024, 16);
-		if (!t)
-			return -ENOMEM;
-		q->indirect_gpa[head] = t;
-	}
+	if (!t)
+		return -ENOMEM;
 	table = fakemem_hva(q->fm, t);
 	for (unsigned int i = 0; i < n; i++) {
 		drv_fill(&table[i], &b[i]);

@@ -34,6 +34,9 @@ struct drv_vq {
 
 int drv_vq_init(struct drv_vq *q, struct fakemem *fm, uint16_t size,
 		bool event_idx);
+/* Every head's indirect table now, not on first use (when several
+ * threads would share the allocator).  0 or -ENOMEM. */
+int drv_vq_alloc_indirect(struct drv_vq *q);
 /* Write a chain (direct, or one indirect descriptor with a table) and
  * make it available.  Returns the head, or -ENOSPC. */
 int drv_vq_add(struct drv_vq *q, const struct drv_buf *b, unsigned int n,

@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "blk/blk.h"
+#include "host/clock.h"
 #include "tests/support/blkdrv.h"
 #include "tests/support/fakemem.h"
 
@@ -61,14 +62,6 @@ static struct {
 	unsigned int preads;    /* reads the backend served by preadv2 */
 } drv = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Take what the device used; then add one read, until the FLUSH is
  * used or the time is up. */
 static void driver_step(void)
@@ -87,7 +80,7 @@ static void driver_step(void)
 			drv.reads_used++;
 		}
 	}
-	if (drv.flush_head < 0 || now_ns() > drv.deadline)
+	if (drv.flush_head < 0 || mono_ns() > drv.deadline)
 		drv.stopped = true;
 	if (!drv.stopped && drv.q.vq.num_free) {
 		uint16_t h = drv_vq_peek_head(&drv.q.vq);
@@ -152,10 +145,7 @@ static void test_flush_not_held_off(void **state)
 	assert_int_equal(blkdrv_q_init(&drv.q, &fm, QSIZE, true), 0);
 	drv.buf = fakemem_alloc(&fm, QSIZE * SECTOR, 4096);
 	assert_true(drv.buf != 0);
-	for (unsigned int h = 0; h < QSIZE; h++) {
-		drv.q.vq.indirect_gpa[h] = fakemem_alloc(&fm, 1024, 16);
-		assert_true(drv.q.vq.indirect_gpa[h] != 0);
-	}
+	assert_int_equal(drv_vq_alloc_indirect(&drv.q.vq), 0);
 	c = blkdrv_q_vdev(&drv.q);
 	assert_int_equal(blkdrv_activate(d, &fm.gm, blk_dev_ops.features(d),
 					 &c, 1, NULL, NULL), 0);
@@ -164,7 +154,7 @@ static void test_flush_not_held_off(void **state)
 	 * iothread may see them before the kick: its refills wait. */
 	pthread_mutex_lock(&drv.lock);
 	drv.reads_before_flush = -1;
-	drv.deadline = now_ns() + REFILL_NS;
+	drv.deadline = mono_ns() + REFILL_NS;
 	drv.flush_head = blkdrv_add(&drv.q, VIRTIO_BLK_T_FLUSH, 0, &none, 0,
 				    true);
 	assert_true(drv.flush_head >= 0);

@@ -151,13 +151,8 @@ static void fx_start(struct fx *f, unsigned int nq, uint64_t drop)
 				 0);
 		f->buf[i] = fakemem_alloc(&f->fm, (size_t)HQSIZE * HBUF, 4096);
 		assert_true(f->buf[i] != 0);
-		/* Indirect tables now: the driver would allocate them on
-		 * first use, from several threads at once. */
-		for (unsigned int h = 0; h < HQSIZE; h++) {
-			f->q[i].vq.indirect_gpa[h] =
-				fakemem_alloc(&f->fm, 16u * 1024, 16);
-			assert_true(f->q[i].vq.indirect_gpa[h] != 0);
-		}
+		/* The driver threads share the allocator. */
+		assert_int_equal(drv_vq_alloc_indirect(&f->q[i].vq), 0);
 		c[i] = blkdrv_q_vdev(&f->q[i]);
 	}
 	f->nq = nq;
