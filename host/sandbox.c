@@ -27,7 +27,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#define MAX_NR 512 /* above every x86-64 system call number */
+#define MAX_NR 512 /* above every x86-64 and arm64 system call number */
 
 /* Every kind: memory (malloc, thread stacks), futexes (locks, joins),
  * time, signals' return, stdio on fds it holds, thread exit; tgkill to
@@ -86,7 +86,13 @@ static const int iothread_calls[] = {
  * when the sandbox stops a thread (tcsetattr TCSADRAIN). */
 static const unsigned long main_ioctls[] = {
 	TCSETSW, KVM_IRQ_LINE, KVM_SET_GSI_ROUTING, KVM_IRQFD, KVM_IOEVENTFD,
-	KVM_GET_MP_STATE, KVM_GET_REGS, KVM_GET_SREGS, KVM_GET_LAPIC,
+	/* what a stopped vCPU was doing (arch_vcpu_describe) */
+	KVM_GET_MP_STATE,
+#if defined(__x86_64__)
+	KVM_GET_REGS, KVM_GET_SREGS, KVM_GET_LAPIC,
+#elif defined(__aarch64__)
+	KVM_GET_ONE_REG,
+#endif
 };
 static const unsigned long vcpu_ioctls[] = {
 	TCSETSW, KVM_RUN, KVM_IRQ_LINE, KVM_SET_GSI_ROUTING, KVM_IRQFD,

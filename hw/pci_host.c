@@ -1,10 +1,8 @@
-/* PCI host bridge and configuration mechanism #1. */
+/* PCI host bridge: slots, BAR windows, configuration access by slot. */
 #include "hw/pci_host.h"
 
 #include <errno.h>
 #include <string.h>
-
-#define CFG_ENABLE 0x80000000u
 
 static uint32_t bridge_read(void *opaque, uint32_t off, unsigned int size)
 {
@@ -32,13 +30,17 @@ static const struct pci_dev_ops bridge_ops = {
 void pci_host_init(struct pci_host *h, uint64_t mmio_start, uint64_t mmio_end)
 {
 	memset(h, 0, sizeof(*h));
-	pthread_mutex_init(&h->lock, NULL);
 	/* Intel 440FX-like host bridge: class 06 00 00. */
 	pci_func_init(&h->bridge, 0x8086, 0x1237, 0x060000, 2, 0, 0);
 	h->mmio_next = mmio_start;
 	h->mmio_end = mmio_end;
-	h->io_next = PCI_HOST_IO_START;
 	pci_host_add(h, &bridge_ops, &h->bridge);
+}
+
+void pci_host_set_io(struct pci_host *h, uint64_t start, uint64_t end)
+{
+	h->io_next = start;
+	h->io_end = end;
 }
 
 int pci_host_add(struct pci_host *h, const struct pci_dev_ops *ops,
@@ -71,28 +73,15 @@ int pci_host_alloc_bar(struct pci_host *h, uint32_t size, uint32_t *addr)
 
 int pci_host_alloc_io(struct pci_host *h, uint32_t size, uint32_t *port)
 {
-	return pci_host_alloc(&h->io_next, PCI_HOST_IO_END, size, port);
+	return pci_host_alloc(&h->io_next, h->io_end, size, port);
 }
 
-/* Slot addressed by 0xcf8, or -1: bus 0, function 0 only. */
-static int pci_host_slot(const struct pci_host *h)
+void pci_host_cfg(struct pci_host *h, unsigned int slot, uint32_t off,
+		  uint8_t *data, unsigned int size, bool write)
 {
-	uint32_t a = h->addr;
-	unsigned int bus = (a >> 16) & 0xff, dev = (a >> 11) & 0x1f;
-	unsigned int fn = (a >> 8) & 7;
+	uint32_t v = 0;
 
-	if (!(a & CFG_ENABLE) || bus || fn || dev >= h->nslots)
-		return -1;
-	return (int)dev;
-}
-
-static void pci_host_data(struct pci_host *h, unsigned int byte,
-			  uint8_t *data, unsigned int size, bool write)
-{
-	int slot = pci_host_slot(h);
-	uint32_t off = (h->addr & 0xfc) + byte, v = 0;
-
-	if (slot < 0) {
+	if (slot >= h->nslots) {
 		if (!write)
 			memset(data, 0xff, size);
 		return;
@@ -104,26 +93,6 @@ static void pci_host_data(struct pci_host *h, unsigned int byte,
 		v = h->ops[slot]->cfg_read(h->opaque[slot], off, size);
 		memcpy(data, &v, size);
 	}
-}
-
-void pci_host_io(void *opaque, uint64_t port, uint8_t *data,
-		 unsigned int size, bool write)
-{
-	struct pci_host *h = opaque;
-
-	pthread_mutex_lock(&h->lock);
-	if (port == PCI_HOST_ADDR && size == 4) {
-		if (write)
-			memcpy(&h->addr, data, 4);
-		else
-			memcpy(data, &h->addr, 4);
-	} else if (port >= PCI_HOST_DATA) {
-		pci_host_data(h, (unsigned int)(port - PCI_HOST_DATA), data,
-			      size, write);
-	} else if (!write) {
-		memset(data, 0xff, size); /* 0xcf9 reset control and others */
-	}
-	pthread_mutex_unlock(&h->lock);
 }
 
 bool pci_host_mmio(void *opaque, uint64_t addr, uint8_t *data,

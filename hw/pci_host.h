@@ -1,22 +1,18 @@
-/* PCI host bridge: configuration mechanism #1 on 0xcf8/0xcfc, bus 0,
- * and the MMIO and I/O windows the devices' BARs are placed in.
+/* PCI host bridge, bus 0: its slots, the MMIO and I/O windows the
+ * devices' BARs are placed in, and configuration access by slot.  How
+ * the guest reaches configuration space is the architecture's: the
+ * 0xcf8/0xcfc ports on x86 (arch/x86/hw/pci_cf8.h), ECAM on arm64
+ * (arch/arm64/hw/pci_ecam.h).
  */
 #ifndef HW_PCI_HOST_H
 #define HW_PCI_HOST_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "virtio/pci.h"
 
-#define PCI_HOST_ADDR 0xcf8
-#define PCI_HOST_DATA 0xcfc
 #define PCI_HOST_SLOTS 32
-/* The I/O window, where PC firmware puts PCI I/O BARs too: above every
- * legacy port the machine has. */
-#define PCI_HOST_IO_START 0xc000
-#define PCI_HOST_IO_END 0x10000
 
 struct pci_dev_ops {
 	uint32_t (*cfg_read)(void *opaque, uint32_t off, unsigned int size);
@@ -31,17 +27,18 @@ struct pci_dev_ops {
 };
 
 struct pci_host {
-	pthread_mutex_t lock;
-	uint32_t addr;       /* 0xcf8 */
 	struct pci_func bridge;
 	const struct pci_dev_ops *ops[PCI_HOST_SLOTS];
 	void *opaque[PCI_HOST_SLOTS];
 	unsigned int nslots;
 	uint64_t mmio_next, mmio_end;
-	uint64_t io_next;
+	uint64_t io_next, io_end;
 };
 
+/* A bus with the host bridge in slot 0 and no I/O window. */
 void pci_host_init(struct pci_host *h, uint64_t mmio_start, uint64_t mmio_end);
+/* The I/O window [start, end) for I/O BARs. */
+void pci_host_set_io(struct pci_host *h, uint64_t start, uint64_t end);
 /* Next free slot; -ENOSPC when the bus is full. */
 int pci_host_add(struct pci_host *h, const struct pci_dev_ops *ops,
 		 void *opaque);
@@ -50,8 +47,11 @@ int pci_host_add(struct pci_host *h, const struct pci_dev_ops *ops,
 int pci_host_alloc_bar(struct pci_host *h, uint32_t size, uint32_t *addr);
 /* The same in the I/O window. */
 int pci_host_alloc_io(struct pci_host *h, uint32_t size, uint32_t *port);
-void pci_host_io(void *opaque, uint64_t port, uint8_t *data,
-		 unsigned int size, bool write);
+/* A configuration access of size bytes at off of the function in slot
+ * (function 0 of bus 0); an empty slot reads all ones.  The caller
+ * serialises accesses (the device locks its own state). */
+void pci_host_cfg(struct pci_host *h, unsigned int slot, uint32_t off,
+		  uint8_t *data, unsigned int size, bool write);
 /* Bus fallbacks: MMIO to a memory BAR, port I/O to an I/O BAR. */
 bool pci_host_mmio(void *opaque, uint64_t addr, uint8_t *data,
 		   unsigned int size, bool write);

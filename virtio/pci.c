@@ -181,9 +181,10 @@ static int vpci_add_caps(struct vpci *p)
 	/* The I/O BAR's notify capability first: see VPCI_IO_BAR. */
 	if (vpci_add_vcap(f, VIRTIO_PCI_CAP_COMMON_CFG, 0, VPCI_COMMON_OFF,
 			  VPCI_COMMON_LEN, 0, false) < 0 ||
-	    vpci_add_vcap(f, VIRTIO_PCI_CAP_NOTIFY_CFG, VPCI_IO_BAR, 0,
-			  p->vdev->nq * VPCI_NOTIFY_MULT, VPCI_NOTIFY_MULT,
-			  true) < 0 ||
+	    (f->bar_size[VPCI_IO_BAR] &&
+	     vpci_add_vcap(f, VIRTIO_PCI_CAP_NOTIFY_CFG, VPCI_IO_BAR, 0,
+			   p->vdev->nq * VPCI_NOTIFY_MULT, VPCI_NOTIFY_MULT,
+			   true) < 0) ||
 	    vpci_add_vcap(f, VIRTIO_PCI_CAP_NOTIFY_CFG, 0, VPCI_NOTIFY_OFF,
 			  p->vdev->nq * VPCI_NOTIFY_MULT, VPCI_NOTIFY_MULT,
 			  true) < 0 ||
@@ -316,7 +317,7 @@ int vpci_init(struct vpci *p, struct vdev *v, const struct vpci_cb *cb,
 		      PCI_VENDOR_REDHAT_QUMRANET, 0x40);
 	p->func.cfg[PCI_INTERRUPT_PIN] = 1; /* INTA#, for a guest without MSI-X */
 	r = pci_func_set_bar(&p->func, 0, VPCI_BAR_SIZE, false, bar_addr);
-	if (!r)
+	if (!r && io_addr)
 		r = pci_func_set_bar(&p->func, VPCI_IO_BAR, VPCI_IO_BAR_SIZE,
 				     true, io_addr);
 	if (!r)

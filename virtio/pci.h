@@ -143,8 +143,9 @@ struct vpci {
 };
 
 /* A virtio-pci function for v with BAR 0 (VPCI_BAR_SIZE, 32-bit memory)
- * at bar_addr and BAR 2 (VPCI_IO_BAR_SIZE, I/O) at io_addr.  0 or
- * -EINVAL. */
+ * at bar_addr and BAR 2 (VPCI_IO_BAR_SIZE, I/O) at io_addr; io_addr 0:
+ * no I/O BAR and no notify capability in it (a machine without I/O
+ * space, arm64).  0 or -EINVAL. */
 int vpci_init(struct vpci *p, struct vdev *v, const struct vpci_cb *cb,
 	      uint32_t bar_addr, uint32_t io_addr);
 void vpci_destroy(struct vpci *p);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vmm/arch.h"
+
 static const struct option run_opts[] = {
 	{ "kernel", required_argument, NULL, 'k' },
 	{ "initrd", required_argument, NULL, 'i' },
@@ -179,7 +181,7 @@ enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
 		return CMDLINE_ERROR;
 	}
 	if (!c->kernel) {
-		snprintf(msg, msglen, "missing --kernel BZIMAGE");
+		snprintf(msg, msglen, "missing --kernel %s", arch_kernel_format);
 		return CMDLINE_ERROR;
 	}
 	for (unsigned int i = 0; i < c->ndisks; i++) {

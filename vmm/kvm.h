@@ -1,6 +1,8 @@
-/* The KVM VM: memory, irqchip, PIT, vCPUs, GSI routing, irqfd and
- * ioeventfd.  The only module (with vcpu.c and probe.c) that makes KVM
- * ioctls.
+/* The KVM VM: memory slots, vCPU file descriptors, GSI routing of MSIs,
+ * irqfd and ioeventfd: what every architecture's machine uses.  The
+ * architecture's own VM set-up (irqchip, timers, CPUID or the GIC) is in
+ * arch/ARCH/vmm/.  The only module (with vcpu.c, probe.c and those) that
+ * makes KVM ioctls.
  */
 #ifndef VMM_KVM_H
 #define VMM_KVM_H
@@ -8,48 +10,56 @@
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "virtio/gmem.h"
 
 #define VM_MAX_MSI_ROUTES 256
-#define VM_GSI_MSI_BASE 24 /* GSIs below are the irqchip pins */
+#define VM_MAX_ROUTES (64 + VM_MAX_MSI_ROUTES)
 
 struct vm {
 	int kvm_fd, vm_fd;
 	int run_size;            /* bytes of struct kvm_run mapping */
 	uint8_t *ram;            /* all guest RAM, one mapping */
-	uint64_t ram_size, low, high;
+	uint64_t ram_size;
 	struct gmem mem;
-	struct kvm_cpuid2 *cpuid; /* supported, hypervisor bit set */
 	pthread_mutex_t irq_lock;
 	struct kvm_irq_routing *routes;
+	unsigned int msi_base;   /* first MSI GSI (set by the architecture) */
 	unsigned int nr_msi;     /* MSI GSIs handed out */
+	bool msi_devid;          /* MSI routes carry the requester id (ITS) */
+	unsigned int nslots;
 };
 
-/* 0 or -errno with one line in msg. */
-int vm_open(struct vm *vm, char *msg, size_t msglen);
-/* Guest RAM, irqchip, PIT, CPUID, default routes. */
-int vm_setup(struct vm *vm, uint64_t mem, char *msg, size_t msglen);
+/* One line "what: strerror(err)" in msg; returns -err. */
+int vm_fail(char *msg, size_t msglen, const char *what, int err);
+/* 0 or -errno with one line in msg; KVM_CREATE_VM's type (0, or the
+ * IPA size on arm64). */
+int vm_open(struct vm *vm, unsigned long type, char *msg, size_t msglen);
 void vm_close(struct vm *vm);
 int vm_max_vcpus(struct vm *vm);
+/* Map mem bytes of guest RAM (2 MiB aligned, huge pages where the host
+ * allows them) into vm->ram; the architecture places it in slots. */
+int vm_map_ram(struct vm *vm, uint64_t mem, char *msg, size_t msglen);
+/* Guest-physical [gpa, gpa + size) backed by vm->ram + offset. */
+int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t offset);
 
-int vm_irq_line(struct vm *vm, unsigned int gsi, int level);
+/* KVM_IRQ_LINE: irq is KVM's number for the line (the GSI on x86; type,
+ * vCPU and number packed on arm64). */
+int vm_irq_line(struct vm *vm, unsigned int irq, int level);
 /* A fresh GSI for MSI routing, or -ENOSPC. */
 int vm_msi_alloc(struct vm *vm);
-int vm_msi_set(struct vm *vm, unsigned int gsi, uint64_t addr, uint32_t data);
+/* Route gsi to the MSI (addr, data) from PCI requester devid. */
+int vm_msi_set(struct vm *vm, unsigned int gsi, uint64_t addr, uint32_t data,
+	       uint32_t devid);
 int vm_irqfd(struct vm *vm, int fd, unsigned int gsi, bool assign);
 /* len 0: any access size (MMIO only). */
 int vm_ioeventfd(struct vm *vm, int fd, uint64_t addr, unsigned int len,
 		 bool mmio, bool assign);
 
-/* vCPU fd with CPUID set for APIC id `id`; *run gets the kvm_run. */
+/* A vCPU fd for id and its kvm_run; the architecture sets it up. */
 int vm_vcpu_create(struct vm *vm, unsigned int id, int *fd,
 		   struct kvm_run **run);
-/* Registers for the 64-bit boot entry. */
-int vm_vcpu_boot_regs(int fd, uint64_t rip, uint64_t rsi, uint64_t rsp,
-		      uint64_t cr3, uint64_t gdt);
-/* CPUID leaf 1 EAX and EDX, for the MP table. */
-void vm_cpu_signature(const struct vm *vm, uint32_t *eax, uint32_t *edx);
 
 #endif

@@ -1,12 +1,12 @@
 /* The whole VM: configuration, devices, vCPU threads, and how it ends.
  *
  * Exit statuses of `vmm run` (also in `vmm --help`):
- *   0   the guest reset the machine (i8042 reset, e.g. reboot=k), or
- *       the user quit with Ctrl-A x
+ *   0   the guest reset or powered off the machine (i8042 reset, e.g.
+ *       reboot=k, on x86; PSCI on arm64), or the user quit with Ctrl-A x
  *   1   host-side failure (KVM unavailable, out of resources, I/O setup)
  *   2   bad command line or input (kernel, initrd, disk, sizes)
  *   3   the guest panicked (pvpanic)
- *   4   triple fault (KVM_EXIT_SHUTDOWN)
+ *   4   triple fault (KVM_EXIT_SHUTDOWN, x86)
  *   5   KVM internal error, failed entry or an exit the VMM cannot handle
  *   7   the sandbox stopped a system call outside its thread's list
  *       (host/sandbox.h; a VMM bug, or a VMM the guest took over)
@@ -23,14 +23,12 @@
 
 #include "blk/blk.h"
 #include "host/sandbox.h"
-#include "hw/boot.h"
 #include "hw/bus.h"
-#include "hw/i8042.h"
-#include "vmm/kvm.h"
 #include "hw/pci_host.h"
 #include "hw/pvpanic.h"
-#include "hw/rtc.h"
 #include "hw/serial.h"
+#include "vmm/arch.h"
+#include "vmm/kvm.h"
 #include "vmm/vdisk.h"
 
 enum vmm_exit {
@@ -95,13 +93,12 @@ struct machine {
 	struct vm vm;
 	struct bus pio, mmio;
 	struct serial serial;
-	struct i8042 kbd;
-	struct rtc rtc;
+	unsigned int serial_irq;   /* KVM's number for the console's line */
 	struct pci_host pci;
 	struct pvpanic pvpanic;
 	struct vdisk *disk[VMM_MAX_DISKS];
 	unsigned int ndisks;
-	uint32_t pci_intx;        /* slots with an INTA# line, for the MP table */
+	struct machine_arch *arch; /* the architecture's devices and state */
 	struct vcpu vcpu[VMM_MAX_CPUS];
 	unsigned int ncpus;
 	int stop_fd;             /* eventfd: the VM should end */
@@ -126,15 +123,22 @@ void startup_mark(const char *stage);
 int vcpu_start(struct vcpu *c);
 void vcpu_kick(struct vcpu *c);
 void vcpu_join(struct vcpu *c);
-/* After vcpu_join: what the vCPU was doing when it was stopped (run
- * state, rip, rflags, paging registers, its local APIC's requested and
- * in-service vectors), for a guest that looked hung. */
-void vcpu_describe(const struct vcpu *c, char *buf, size_t len);
 
 /* run.c: build the machine from cfg and run it (blk devices already
  * opened: they are handed over); returns the exit status. */
 int machine_run(const struct vmm_config *cfg, struct blk_dev **disks,
-		const struct boot_kernel *k, const uint8_t *initrd,
+		const struct arch_kernel *k, const uint8_t *initrd,
 		size_t initrd_size);
+
+/* For the architectures' builds (run.c). */
+/* The disks (each BAR 0 in the MMIO window; with io_bars, an I/O BAR
+ * too) and pvpanic on m->pci, set up by the caller; intx_irq(m, slot)
+ * gives the KVM irq number of a slot's INTA# line, or -1 for none. */
+int machine_pci(struct machine *m, struct blk_dev **disks, bool io_bars,
+		int (*intx_irq)(struct machine *m, unsigned int slot));
+/* A vCPU fd and kvm_run for each of cfg->cpus (m->ncpus counts them). */
+int machine_vcpus(struct machine *m);
+/* The console on fd 1, its interrupt raised through irq. */
+void machine_serial(struct machine *m, unsigned int irq);
 
 #endif

@@ -13,7 +13,6 @@
 
 #include "host/affinity.h"
 #include "host/sandbox.h"
-#include "hw/boot.h"
 #include "vmm/cmdline.h"
 #include "host/log.h"
 #include "vmm/machine.h"
@@ -51,7 +50,7 @@ static const char usage_main[] =
 	"A small KVM virtual machine monitor with fast virtio-blk disks.\n"
 	"\n"
 	"Commands:\n"
-	"  run      boot a Linux bzImage (see 'vmm run --help')\n"
+	"  run      boot a Linux kernel (see 'vmm run --help')\n"
 	"  probe    report KVM's version, capabilities and speed\n"
 	"\n"
 	"Options:\n"
@@ -59,13 +58,11 @@ static const char usage_main[] =
 	"  -V, --version  show the version and exit\n"
 	"\n" USAGE_EXIT_STATUS;
 
+static const char usage_run_head[] =
+	"Usage: vmm run -k KERNEL [OPTION]...\n"
+	"Boot a Linux kernel under KVM; its console is this terminal.\n"
+	"\n";
 static const char usage_run[] =
-	"Usage: vmm run -k BZIMAGE [OPTION]...\n"
-	"Boot a Linux bzImage under KVM; its console is this terminal.\n"
-	"\n"
-	"  -k, --kernel BZIMAGE  kernel: a bzImage (64-bit boot protocol, 2.12 or\n"
-	"                        later) or an uncompressed ELF vmlinux (boots\n"
-	"                        faster: no decompression in the guest)\n"
 	"  -i, --initrd FILE     initial RAM disk\n"
 	"  -p, --params CMDLINE  kernel command line\n"
 	"                        (default: \"" VMM_DEFAULT_PARAMS "\")\n"
@@ -193,7 +190,7 @@ static void free_file(uint8_t *buf, size_t size)
 struct inputs {
 	uint8_t *kernel, *initrd;
 	size_t kernel_size, initrd_size;
-	struct boot_kernel k;
+	struct arch_kernel *k;
 	struct blk_dev *disk[VMM_MAX_DISKS];
 };
 
@@ -201,49 +198,9 @@ static void inputs_free(struct inputs *in)
 {
 	for (unsigned int i = 0; i < VMM_MAX_DISKS; i++)
 		blk_dev_destroy(in->disk[i]);
+	arch_kernel_free(in->k);
 	free_file(in->kernel, in->kernel_size);
 	free_file(in->initrd, in->initrd_size);
-}
-
-static int check_mem(const struct vmm_config *c, const struct inputs *in,
-		     char *msg, size_t msglen)
-{
-	uint64_t low, high, host = (uint64_t)sysconf(_SC_PHYS_PAGES) *
-				   (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t need = boot_kernel_needs(&in->k) + in->initrd_size;
-
-	boot_split(c->mem, &low, &high);
-	if (host && c->mem > host) {
-		snprintf(msg, msglen, "--mem %llu MiB: more than the host's "
-			 "%llu MiB", (unsigned long long)(c->mem >> 20),
-			 (unsigned long long)(host >> 20));
-		return -1;
-	}
-	if (low < need || (in->initrd_size &&
-			   !boot_initrd_addr(&in->k, low, in->initrd_size))) {
-		snprintf(msg, msglen, "not enough memory: --mem %llu MiB, the "
-			 "kernel%s need%s at least %llu MiB",
-			 (unsigned long long)(c->mem >> 20),
-			 in->initrd_size ? " and initrd" : "",
-			 in->initrd_size ? "" : "s",
-			 (unsigned long long)((need >> 20) + 2));
-		return -1;
-	}
-	return 0;
-}
-
-static int check_params(const struct vmm_config *c, const struct inputs *in,
-			char *msg, size_t msglen)
-{
-	size_t max = in->k.cmdline_size ? in->k.cmdline_size : 255;
-
-	if (max > BOOT_CMDLINE_MAX - 1)
-		max = BOOT_CMDLINE_MAX - 1;
-	if (strlen(c->params) <= max)
-		return 0;
-	snprintf(msg, msglen, "--params: command line too long (%zu bytes, "
-		 "the kernel takes %zu)", strlen(c->params), max);
-	return -1;
 }
 
 static int open_disks(const struct vmm_config *c, struct inputs *in,
@@ -271,7 +228,8 @@ static int load_inputs(const struct vmm_config *c, struct inputs *in,
 	if (read_file("kernel", c->kernel, &in->kernel, &in->kernel_size, msg,
 		      msglen))
 		return -1;
-	if (boot_parse(in->kernel, in->kernel_size, &in->k, msg, msglen)) {
+	if (arch_kernel_parse(in->kernel, in->kernel_size, &in->k, msg,
+			      msglen)) {
 		size_t n = strlen(msg);
 
 		snprintf(msg + n, msglen - n, " ('%s')", c->kernel);
@@ -280,7 +238,7 @@ static int load_inputs(const struct vmm_config *c, struct inputs *in,
 	if (c->initrd && read_file("initrd", c->initrd, &in->initrd,
 				   &in->initrd_size, msg, msglen))
 		return -1;
-	if (check_params(c, in, msg, msglen) || check_mem(c, in, msg, msglen))
+	if (arch_check_inputs(c, in->k, in->initrd_size, msg, msglen))
 		return -1;
 	return open_disks(c, in, msg, msglen);
 }
@@ -352,6 +310,8 @@ static int cmd_run(int argc, char **argv)
 
 	switch (cmdline_parse(argc, argv, &cfg, &verbose, msg, sizeof(msg))) {
 	case CMDLINE_HELP:
+		fputs(usage_run_head, stdout);
+		fputs(arch_usage_kernel, stdout);
 		fputs(usage_run, stdout);
 		return 0;
 	case CMDLINE_ERROR:
@@ -377,7 +337,7 @@ static int cmd_run(int argc, char **argv)
 		return usage_error(msg);
 	}
 	startup_mark("inputs read, disks open");
-	status = machine_run(&cfg, in.disk, &in.k, in.initrd, in.initrd_size);
+	status = machine_run(&cfg, in.disk, in.k, in.initrd, in.initrd_size);
 	inputs_free(&in); /* disks the machine took are NULL here */
 	return status;
 }

@@ -14,70 +14,28 @@
 #include <unistd.h>
 
 #include "host/clock.h"
+#include "vmm/arch.h"
 #include "vmm/machine.h"
 
 #define PROBE_LOOPS 500000u
 #define PROBE_FAST_NS 50000000ull /* 50 ms: far above hardware speed */
-
-static const struct {
-	int cap;
-	const char *name;
-} probe_caps[] = {
-	{ KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP" },
-	{ KVM_CAP_PIT2, "KVM_CAP_PIT2" },
-	{ KVM_CAP_IRQ_ROUTING, "KVM_CAP_IRQ_ROUTING" },
-	{ KVM_CAP_IRQFD, "KVM_CAP_IRQFD" },
-	{ KVM_CAP_IOEVENTFD, "KVM_CAP_IOEVENTFD" },
-	{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID" },
-	{ KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR" },
-	{ KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY" },
-	{ KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT" },
-	{ KVM_CAP_MAX_VCPUS, "KVM_CAP_MAX_VCPUS" },
-};
 
 static bool probe_caps_ok(int kvm)
 {
 	bool ok = true;
 
 	printf("capabilities:\n");
-	for (unsigned int i = 0; i < sizeof(probe_caps) / sizeof(probe_caps[0]);
-	     i++) {
-		int v = ioctl(kvm, KVM_CHECK_EXTENSION, probe_caps[i].cap);
+	for (unsigned int i = 0; i < arch_nprobe_caps; i++) {
+		int v = ioctl(kvm, KVM_CHECK_EXTENSION, arch_probe_caps[i].cap);
 
-		printf("  %-24s %s", probe_caps[i].name, v > 0 ? "yes" : "NO");
-		if (probe_caps[i].cap == KVM_CAP_MAX_VCPUS && v > 0)
+		printf("  %-24s %s", arch_probe_caps[i].name,
+		       v > 0 ? "yes" : "NO");
+		if (arch_probe_caps[i].cap == KVM_CAP_MAX_VCPUS && v > 0)
 			printf(" (%d)", v);
 		printf("\n");
 		ok &= v > 0;
 	}
 	return ok;
-}
-
-/* Real mode at 0: mov ecx, N; 1: dec ecx; jnz 1b; hlt. */
-static void probe_code(uint8_t *p)
-{
-	static const uint8_t code[] = { 0x66, 0xb9, 0, 0, 0, 0, 0x66, 0x49,
-					0x75, 0xfc, 0xf4 };
-	uint32_t n = PROBE_LOOPS;
-
-	memcpy(p, code, sizeof(code));
-	memcpy(p + 2, &n, 4);
-}
-
-static int probe_vcpu_setup(int vm, int vcpu)
-{
-	struct kvm_sregs s;
-	struct kvm_regs r = { .rip = 0, .rflags = 2 };
-
-	(void)vm;
-	if (ioctl(vcpu, KVM_GET_SREGS, &s) < 0)
-		return -errno;
-	s.cs.base = 0;
-	s.cs.selector = 0;
-	if (ioctl(vcpu, KVM_SET_SREGS, &s) < 0 ||
-	    ioctl(vcpu, KVM_SET_REGS, &r) < 0)
-		return -errno;
-	return 0;
 }
 
 /* Nanoseconds the loop took, or 0 on failure. */
@@ -94,20 +52,19 @@ static uint64_t probe_loop(int kvm)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return 0;
-	probe_code(mem);
 	reg.userspace_addr = (uintptr_t)mem;
 	vm = ioctl(kvm, KVM_CREATE_VM, 0);
 	if (vm < 0 || ioctl(vm, KVM_SET_USER_MEMORY_REGION, &reg) < 0)
 		goto out;
 	vcpu = ioctl(vm, KVM_CREATE_VCPU, 0);
-	if (vcpu < 0 || sz <= 0 || probe_vcpu_setup(vm, vcpu))
+	if (vcpu < 0 || sz <= 0 || arch_probe_setup(vm, vcpu, mem, PROBE_LOOPS))
 		goto out;
 	run = mmap(NULL, (size_t)sz, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu,
 		   0);
 	if (run == MAP_FAILED)
 		goto out;
 	t0 = mono_ns();
-	if (ioctl(vcpu, KVM_RUN, 0) < 0 || run->exit_reason != KVM_EXIT_HLT)
+	if (ioctl(vcpu, KVM_RUN, 0) < 0 || run->exit_reason != arch_probe_exit)
 		goto out;
 	ns = mono_ns() - t0;
 	if (!ns)

@@ -15,21 +15,13 @@
 #include "host/log.h"
 #include "vmm/follow.h"
 #include "vmm/machine.h"
-#include "hw/mptable.h"
 #include "vmm/term.h"
-
-#define POST_PORT 0x80
 
 static void on_serial_irq(void *opaque, int level)
 {
 	struct machine *m = opaque;
 
-	vm_irq_line(&m->vm, SERIAL_IRQ, level);
-}
-
-static void on_reset(void *opaque)
-{
-	machine_exit(opaque, VMM_EXIT_RESET, "guest reset (i8042)");
+	vm_irq_line(&m->vm, m->serial_irq, level);
 }
 
 static void on_quit(void *opaque)
@@ -43,43 +35,25 @@ static void on_panic(void *opaque, uint8_t events)
 		     "guest panicked (pvpanic event 0x%x)", events);
 }
 
-static void post_io(void *opaque, uint64_t port, uint8_t *data,
-		    unsigned int size, bool write)
+void machine_serial(struct machine *m, unsigned int irq)
 {
-	(void)opaque, (void)port;
-	if (!write)
-		memset(data, 0xff, size);
-}
-
-static int machine_legacy(struct machine *m)
-{
-	int r = 0;
-
+	m->serial_irq = irq;
 	serial_init(&m->serial, STDOUT_FILENO, on_serial_irq, m);
-	i8042_init(&m->kbd, on_reset, m);
-	rtc_init(&m->rtc);
-	r |= bus_add(&m->pio, SERIAL_PORT, 8, serial_io, &m->serial);
-	r |= bus_add(&m->pio, I8042_DATA, 1, i8042_io, &m->kbd);
-	r |= bus_add(&m->pio, I8042_CMD, 1, i8042_io, &m->kbd);
-	r |= bus_add(&m->pio, RTC_INDEX, 2, rtc_io, &m->rtc);
-	r |= bus_add(&m->pio, POST_PORT, 1, post_io, NULL);
-	r |= bus_add(&m->pio, PCI_HOST_ADDR, 8, pci_host_io, &m->pci);
-	return r ? -EINVAL : 0;
 }
 
-static int machine_pci(struct machine *m, struct blk_dev **disks)
+int machine_pci(struct machine *m, struct blk_dev **disks, bool io_bars,
+		int (*intx_irq)(struct machine *m, unsigned int slot))
 {
-	uint32_t bar, io_bar;
-	int r;
+	uint32_t bar, io_bar = 0;
+	int r, irq;
 
-	pci_host_init(&m->pci, BOOT_MMIO_START, BOOT_MMIO_END);
 	m->mmio.fallback = pci_host_mmio;
 	m->mmio.fallback_opaque = &m->pci;
 	m->pio.fallback = pci_host_pio;
 	m->pio.fallback_opaque = &m->pci;
 	for (unsigned int i = 0; i < m->cfg->ndisks; i++) {
 		r = pci_host_alloc_bar(&m->pci, VPCI_BAR_SIZE, &bar);
-		if (!r)
+		if (!r && io_bars)
 			r = pci_host_alloc_io(&m->pci, VPCI_IO_BAR_SIZE, &io_bar);
 		if (!r)
 			r = vdisk_create(&m->vm, disks[i], bar, io_bar,
@@ -91,10 +65,12 @@ static int machine_pci(struct machine *m, struct blk_dev **disks)
 		r = pci_host_add(&m->pci, &vpci_kvm_pci_ops, m->disk[i]->pci);
 		if (r < 0)
 			return r;
+		vpci_kvm_set_slot(m->disk[i]->pci, (unsigned int)r);
 		/* INTA# for a guest without MSI-X (pci=nomsi). */
-		m->pci_intx |= 1u << r;
-		vpci_kvm_set_intx_gsi(m->disk[i]->pci,
-				      MPTABLE_PCI_PIN((unsigned int)r));
+		irq = intx_irq(m, (unsigned int)r);
+		if (irq >= 0)
+			vpci_kvm_set_intx_gsi(m->disk[i]->pci,
+					      (unsigned int)irq);
 	}
 	r = pci_host_alloc_bar(&m->pci, PVPANIC_BAR_SIZE, &bar);
 	if (!r)
@@ -104,17 +80,15 @@ static int machine_pci(struct machine *m, struct blk_dev **disks)
 	return r < 0 ? r : 0;
 }
 
-static int machine_cpus(struct machine *m, const struct boot_regs *regs)
+int machine_vcpus(struct machine *m)
 {
-	uint32_t sig, feat;
 	int r;
 
-	vm_cpu_signature(&m->vm, &sig, &feat);
-	r = mptable_write(m->vm.ram + BOOT_MPTABLE, BOOT_MPTABLE,
-			  BOOT_KERNEL - BOOT_MPTABLE, m->cfg->cpus, sig, feat,
-			  m->pci_intx);
-	if (r)
-		return r;
+	if (m->cfg->cpus > (unsigned int)vm_max_vcpus(&m->vm)) {
+		pr_err("%u vCPUs requested, KVM supports %d", m->cfg->cpus,
+		       vm_max_vcpus(&m->vm));
+		return -EINVAL;
+	}
 	for (unsigned int i = 0; i < m->cfg->cpus; i++) {
 		struct vcpu *c = &m->vcpu[i];
 
@@ -122,55 +96,29 @@ static int machine_cpus(struct machine *m, const struct boot_regs *regs)
 		c->id = i;
 		c->cpu = m->cfg->pin == VMM_PIN_ON ? m->cfg->vcpu_cpu[i] : -1;
 		r = vm_vcpu_create(&m->vm, i, &c->fd, &c->run);
-		if (r)
+		if (r) {
+			pr_err("cannot create vCPU %u: %s", i, strerror(-r));
 			return r;
+		}
 		m->ncpus++;
 	}
-	return vm_vcpu_boot_regs(m->vcpu[0].fd, regs->rip, regs->rsi,
-				 regs->rsp, regs->cr3, BOOT_GDT);
+	return 0;
 }
 
 static int machine_build(struct machine *m, struct blk_dev **disks,
-			 const struct boot_kernel *k, const uint8_t *initrd,
+			 const struct arch_kernel *k, const uint8_t *initrd,
 			 size_t initrd_size)
 {
-	const struct vmm_config *cfg = m->cfg;
-	struct boot_regs regs;
 	char msg[256];
 	int r;
 
-	r = vm_open(&m->vm, msg, sizeof(msg));
-	if (!r)
-		r = vm_setup(&m->vm, cfg->mem, msg, sizeof(msg));
+	r = vm_open(&m->vm, 0, msg, sizeof(msg));
 	if (r) {
 		pr_err("%s", msg);
 		return r;
 	}
-	startup_mark("VM and its RAM");
-	if (cfg->cpus > (unsigned int)vm_max_vcpus(&m->vm)) {
-		pr_err("%u vCPUs requested, KVM supports %d", cfg->cpus,
-		       vm_max_vcpus(&m->vm));
-		return -EINVAL;
-	}
-	r = boot_load(m->vm.ram, m->vm.low, m->vm.high, k, initrd,
-		      initrd_size, cfg->params, &regs, msg, sizeof(msg));
-	if (r) {
-		pr_err("%s", msg);
-		return r;
-	}
-	startup_mark("kernel and initrd in RAM");
-	r = machine_pci(m, disks);
+	r = arch_machine_build(m, disks, k, initrd, initrd_size);
 	if (!r)
-		r = machine_legacy(m);
-	if (r) {
-		pr_err("cannot set up devices: %s", strerror(-r));
-		return r;
-	}
-	startup_mark("devices");
-	r = machine_cpus(m, &regs);
-	if (r)
-		pr_err("cannot set up vCPUs: %s", strerror(-r));
-	else
 		startup_mark("vCPUs");
 	return r;
 }
@@ -264,7 +212,7 @@ static void machine_teardown(struct machine *m)
 		serial_describe(&m->serial, mono_ns(), line, sizeof(line));
 		pr_info("%s", line);
 		for (unsigned int i = 0; i < m->ncpus; i++) {
-			vcpu_describe(&m->vcpu[i], line, sizeof(line));
+			arch_vcpu_describe(&m->vcpu[i], line, sizeof(line));
 			pr_info("%s", line);
 		}
 	}
@@ -281,11 +229,12 @@ static void machine_teardown(struct machine *m)
 	for (unsigned int i = 0; i < m->ncpus; i++)
 		close(m->vcpu[i].fd);
 	term_restore();
+	arch_machine_free(m);
 	vm_close(&m->vm);
 }
 
 int machine_run(const struct vmm_config *cfg, struct blk_dev **disks,
-		const struct boot_kernel *k, const uint8_t *initrd,
+		const struct arch_kernel *k, const uint8_t *initrd,
 		size_t initrd_size)
 {
 	struct machine *m = calloc(1, sizeof(*m));

@@ -22,7 +22,8 @@ static void vpci_kvm_irq_route(void *opaque, unsigned int src, bool on,
 	int r = 0;
 
 	if (on) {
-		r = vm_msi_set(t->vm, (unsigned int)t->gsi[src], addr, data);
+		r = vm_msi_set(t->vm, (unsigned int)t->gsi[src], addr, data,
+			       t->devid);
 		if (!r && !t->irqfd_on[src])
 			r = vm_irqfd(t->vm, t->call[src],
 				     (unsigned int)t->gsi[src], true);
@@ -167,6 +168,11 @@ static void vpci_kvm_intx_mode(void *opaque, bool on)
 	(void)!read(t->intx_stop, &v, sizeof(v));
 	vm_irq_line(t->vm, (unsigned int)t->intx_gsi, 0);
 	t->intx_on = false;
+}
+
+void vpci_kvm_set_slot(struct vpci_kvm *t, unsigned int slot)
+{
+	t->devid = slot << 3;
 }
 
 void vpci_kvm_set_intx_gsi(struct vpci_kvm *t, unsigned int gsi)

@@ -1,7 +1,7 @@
 /* A virtio device on virtio-pci under KVM: the transport's registers
  * (virtio/vdev, virtio/pci) wired to KVM, with an MSI route and an irqfd
- * per interrupt source, an ioeventfd per queue, and INTx on an IOAPIC
- * pin for a guest without MSI-X.  Knows no device type: the device
+ * per interrupt source, an ioeventfd per queue, and INTx on an interrupt
+ * controller line for a guest without MSI-X.  Knows no device type: the device
  * plugs in through its struct vdev_ops and gets its queues, with these
  * eventfds, when the driver activates it.
  */
@@ -27,6 +27,7 @@ struct vpci_kvm {
 	bool notify_on[2];         /* [0]: BAR 0's notify area, [1]: I/O BAR's */
 	uint64_t notify_base[2];
 	uint64_t slow_kicks;       /* kicks that exited to a vCPU thread */
+	uint32_t devid;            /* PCI requester id: bus 0, slot, fn 0 */
 	/* INTx (a guest without MSI-X): a thread turns every interrupt
 	 * eventfd into an ISR bit and the INTA# level on intx_gsi. */
 	int intx_gsi;              /* -1: none */
@@ -44,7 +45,10 @@ extern const struct pci_dev_ops vpci_kvm_pci_ops;
  * the caller's.  0 or -errno. */
 int vpci_kvm_create(struct vm *vm, const struct vdev_ops *ops, void *impl,
 		    uint32_t bar, uint32_t io_bar, struct vpci_kvm **out);
-/* The GSI (IOAPIC pin) its INTA# line reaches. */
+/* The slot it sits in on bus 0: its MSIs' requester id. */
+void vpci_kvm_set_slot(struct vpci_kvm *t, unsigned int slot);
+/* KVM's number for the line its INTA# reaches (an IOAPIC pin on x86, a
+ * GIC SPI on arm64). */
 void vpci_kvm_set_intx_gsi(struct vpci_kvm *t, unsigned int gsi);
 /* Reset the device (as the driver's status write of 0 would): once this
  * returns its threads no longer touch guest memory. */

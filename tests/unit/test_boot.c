@@ -13,7 +13,7 @@
 
 #include <elf.h>
 
-#include "hw/boot.h"
+#include "arch/x86/hw/boot.h"
 
 
 #define IMG_SIZE 0x3000

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "hw/mptable.h"
+#include "arch/x86/hw/mptable.h"
 
 
 #define GPA 0xf0000

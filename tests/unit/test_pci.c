@@ -136,7 +136,7 @@ static void cb_intx_ack(void *o)
 	((struct fake *)o)->intx_acks++;
 }
 
-static int setup(void **state)
+static int setup_io(void **state, uint32_t io_bar)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 	struct vpci_cb cb = { &c->f, cb_route, cb_pending, cb_map, cb_notify,
@@ -145,9 +145,20 @@ static int setup(void **state)
 	c->ram = calloc(1, RAM_SIZE);
 	assert_int_equal(gmem_add(&c->mem, 0, RAM_SIZE, c->ram), 0);
 	assert_int_equal(vdev_init(&c->v, &ops, &c->f, &c->mem, NULL, NULL), 0);
-	assert_int_equal(vpci_init(&c->p, &c->v, &cb, BAR, IO_BAR), 0);
+	assert_int_equal(vpci_init(&c->p, &c->v, &cb, BAR, io_bar), 0);
 	*state = c;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_io(state, IO_BAR);
+}
+
+/* A machine without I/O space (arm64): no I/O BAR. */
+static int setup_no_io(void **state)
+{
+	return setup_io(state, 0);
 }
 
 static int teardown(void **state)
@@ -654,6 +665,29 @@ static void test_func_helpers(void **state)
 	assert_int_equal(pci_func_add_cap(&f, cap, 4), -ENOSPC);
 }
 
+/* Without an I/O BAR, BAR 2 does not exist and the only notify
+ * capability is BAR 0's: a driver never looks for I/O space. */
+static void test_no_io_bar(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t off;
+	unsigned int n;
+
+	vpci_cfg_write(&c->p, PCI_BASE_ADDRESS_2, 4, 0xffffffff);
+	assert_int_equal(vpci_cfg_read(&c->p, PCI_BASE_ADDRESS_2, 4), 0);
+	n = find_vcap(c, VIRTIO_PCI_CAP_NOTIFY_CFG);
+	assert_int_not_equal(n, 0);
+	assert_int_equal(vpci_cfg_read(&c->p, n + 4, 1), 0);
+	assert_int_equal(vpci_cfg_read(&c->p, n + 8, 4), VPCI_NOTIFY_OFF);
+	assert_int_equal(find_vcap_nth(c, VIRTIO_PCI_CAP_NOTIFY_CFG, 1), 0);
+	vpci_cfg_write(&c->p, PCI_COMMAND, 2,
+		       PCI_COMMAND_IO | PCI_COMMAND_MEMORY);
+	assert_false(vpci_io_hit(&c->p, 0, &off));
+	assert_false(c->f.io_mapped);
+	assert_int_equal(c->f.io_maps, 0);
+	assert_true(c->f.mapped); /* BAR 0's area decodes */
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -675,6 +709,8 @@ int main(int argc, char **argv)
 		T(test_notify_fallback),
 		T(test_isr_read_clears),
 		T(test_reset_turns_routes_off),
+		cmocka_unit_test_setup_teardown(test_no_io_bar, setup_no_io,
+						teardown),
 		cmocka_unit_test(test_func_helpers),
 #undef T
 	};

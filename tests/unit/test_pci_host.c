@@ -1,4 +1,4 @@
-/* hw/pci_host: BAR placement in the MMIO and I/O windows (aligned,
+/* hw/pci_host and arch/x86/hw/pci_cf8: BAR placement in the MMIO and I/O windows (aligned,
  * refused when full) and the bus fallbacks that hand an access to the
  * device whose BAR decodes it (devices without an I/O BAR skipped). */
 #include <errno.h>
@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "arch/x86/hw/pci_cf8.h"
 #include "hw/pci_host.h"
 
 /* A device that claims [base, base + len) in one space. */
@@ -21,8 +22,8 @@ struct fakedev {
 
 static uint32_t f_cfg_read(void *o, uint32_t off, unsigned int size)
 {
-	(void)o, (void)off, (void)size;
-	return 0;
+	(void)o, (void)size;
+	return 0xab000000u | off;
 }
 
 static void f_cfg_write(void *o, uint32_t off, unsigned int size,
@@ -67,12 +68,16 @@ static void test_alloc_io(void **state)
 
 	(void)state;
 	pci_host_init(&h, 0xc0000000, 0xc0100000);
+	/* No I/O window until one is given (arm64 has none). */
+	assert_int_equal(pci_host_alloc_io(&h, 4, &a), -ENOSPC);
+	assert_int_equal(a, ~0u);
+	pci_host_set_io(&h, PCI_CF8_IO_START, PCI_CF8_IO_END);
 	assert_int_equal(pci_host_alloc_io(&h, 64, &a), 0);
-	assert_int_equal(a, PCI_HOST_IO_START);
+	assert_int_equal(a, PCI_CF8_IO_START);
 	assert_int_equal(pci_host_alloc_io(&h, 16, &b), 0);
-	assert_int_equal(b, PCI_HOST_IO_START + 64);
+	assert_int_equal(b, PCI_CF8_IO_START + 64);
 	assert_int_equal(pci_host_alloc_io(&h, 64, &c), 0);
-	assert_int_equal(c, PCI_HOST_IO_START + 128); /* aligned up */
+	assert_int_equal(c, PCI_CF8_IO_START + 128); /* aligned up */
 	/* The windows are apart: the MMIO one starts where it was told. */
 	assert_int_equal(pci_host_alloc_bar(&h, 0x8000, &a), 0);
 	assert_int_equal(a, 0xc0000000);
@@ -109,11 +114,47 @@ static void test_pio_reaches_the_io_bar(void **state)
 	assert_int_equal(io.hits, 2);
 }
 
+static uint32_t cf8_read(struct pci_cf8 *c, uint32_t addr, unsigned int byte,
+			 unsigned int size)
+{
+	uint32_t v = 0;
+
+	pci_cf8_io(c, PCI_CF8_ADDR, (uint8_t *)&addr, 4, true);
+	pci_cf8_io(c, PCI_CF8_DATA + byte, (uint8_t *)&v, size, false);
+	return v;
+}
+
+/* Mechanism #1 selects bus 0, function 0 of a slot with the enable bit;
+ * anything else (disabled, another bus or function, an empty slot)
+ * reads all ones. */
+static void test_cf8_selects_the_slot(void **state)
+{
+	struct pci_host h;
+	struct pci_cf8 c;
+	struct fakedev d = { 0 };
+	uint32_t a = 0;
+
+	(void)state;
+	pci_host_init(&h, 0xc0000000, 0xc0100000);
+	pci_cf8_init(&c, &h);
+	assert_int_equal(pci_host_add(&h, &mem_ops, &d), 1);
+	assert_int_equal(cf8_read(&c, 0x80000800u | 0x10, 0, 4), 0xab000010u);
+	assert_int_equal(cf8_read(&c, 0x80000800u | 0x10, 2, 2), 0xab000012u & 0xffff);
+	assert_int_equal(cf8_read(&c, 0x00000800u | 0x10, 0, 4), ~0u);
+	assert_int_equal(cf8_read(&c, 0x80010800u | 0x10, 0, 4), ~0u);
+	assert_int_equal(cf8_read(&c, 0x80000900u | 0x10, 0, 4), ~0u);
+	assert_int_equal(cf8_read(&c, 0x80001000u | 0x10, 0, 4), ~0u);
+	/* the address register reads back */
+	pci_cf8_io(&c, PCI_CF8_ADDR, (uint8_t *)&a, 4, false);
+	assert_int_equal(a, 0x80001010u);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alloc_io),
 		cmocka_unit_test(test_pio_reaches_the_io_bar),
+		cmocka_unit_test(test_cf8_selects_the_slot),
 	};
 
 	if (argc > 1)

@@ -29,7 +29,7 @@
 
 #include "blk/blk.h"
 #include "host/sandbox.h"
-#include "hw/rtc.h"
+#include "arch/x86/hw/rtc.h"
 #include "tests/support/blkdrv.h"
 #include "tests/support/fakemem.h"
 

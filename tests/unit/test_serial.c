@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "hw/i8042.h"
+#include "arch/x86/hw/i8042.h"
 #include "hw/serial.h"
 
 

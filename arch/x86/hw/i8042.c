@@ -1,5 +1,5 @@
 /* Minimal i8042: what Linux probes and reboot=k uses. */
-#include "hw/i8042.h"
+#include "arch/x86/hw/i8042.h"
 
 #include <string.h>
 

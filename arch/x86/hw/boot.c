@@ -1,5 +1,5 @@
 /* bzImage and ELF vmlinux loader for the 64-bit boot protocol.  Pure. */
-#include "hw/boot.h"
+#include "arch/x86/hw/boot.h"
 
 #include <elf.h>
 #include <errno.h>

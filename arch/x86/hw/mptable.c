@@ -1,5 +1,5 @@
 /* MP table writer (MultiProcessor Specification 1.4, chapter 4). */
-#include "hw/mptable.h"
+#include "arch/x86/hw/mptable.h"
 
 #include <errno.h>
 #include <string.h>

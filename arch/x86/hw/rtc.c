@@ -1,5 +1,5 @@
 /* Minimal CMOS RTC. */
-#include "hw/rtc.h"
+#include "arch/x86/hw/rtc.h"
 
 #include <string.h>
 #include <time.h>
