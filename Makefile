@@ -26,7 +26,7 @@ else ifeq ($(ARCH),arm64)
 # Cross-built from Debian's gcc-aarch64-linux-gnu and the :arm64
 # libraries, linked static: the arm64 test host has no arm64 userland
 # of Debian's to load shared libraries from.
-CC      := aarch64-linux-gnu-gcc
+override CC := aarch64-linux-gnu-gcc
 O       ?= build/arm64$(if $(SAN),/san-$(subst $(comma),-,$(SAN)))
 CROSS_STATIC := -static
 # libfdt for arm64 beside the host's (tests/arm64-libfdt.sh says why).
@@ -145,10 +145,13 @@ fuzz-replay: $(FUZZ_REPLAY)
 	@tests/run-unit.sh $(FUZZ_REPLAY:%=replay:%)
 
 # Everything that needs no guest: KVM smoke tests with tiny guests (in the
-# test host where this host has no usable /dev/kvm), unit and harness
-# tests, fuzz-corpus replay.
+# test host where this host has no usable /dev/kvm), the arm64 VMM built
+# and its checks that need no KVM (tests/smoke/arm64.sh), unit and
+# harness tests, fuzz-corpus replay.
 check: all $(FUZZ_REPLAY)
 	@SMOKE_SAN=$(SAN) tests/smoke/run.sh $(abspath $(O)/vmm)
+	$(MAKE) --no-print-directory ARCH=arm64 SAN=
+	@tests/smoke/arm64.sh $(abspath build/arm64/vmm)
 	@/usr/bin/python3 -m pytest -q -p no:cacheprovider --color=no tests/py
 	@tests/run-unit.sh $(TEST_BIN) $(FUZZ_REPLAY:%=replay:%)
 

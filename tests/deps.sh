@@ -5,7 +5,12 @@
 PKGS="build-essential gcc make libc6-dev linux-libc-dev pkg-config liburing-dev libcmocka-dev libaio-dev
 libfdt-dev liblzma-dev clang libclang-rt-14-dev fio qemu-system-x86
 busybox-static cpio xz-utils dpkg-dev ca-certificates valgrind gnuplot-nox
-python3 python3-pytest procps libseccomp-dev flex bison bc libelf-dev"
+python3 python3-pytest python3-scipy procps libseccomp-dev flex bison bc libelf-dev
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross liburing-dev:arm64
+libseccomp-dev:arm64 libaio-dev:arm64 qemu-system-arm qemu-user-static"
+# The arm64 half (make ARCH=arm64, its guest and test host) takes
+# packages of Debian's arm64 architecture; libfdt-dev:arm64 is fetched
+# by tests/arm64-libfdt.sh (it cannot sit beside the amd64 one).
 
 missing=""
 for p in $PKGS; do
@@ -17,11 +22,12 @@ done
 cmd="apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" != 0 ]; then
 	echo "missing packages:$missing" >&2
-	echo "run as root: apt-get update && $cmd" >&2
+	echo "run as root: dpkg --add-architecture arm64 && apt-get update && $cmd" >&2
 	exit 1
 fi
 echo "installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
+dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
 apt-get update -q >/dev/null && $cmd -q >/dev/null || {
 	echo "deps: apt-get failed: $cmd" >&2
 	exit 1
