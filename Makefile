@@ -83,7 +83,7 @@ FUZZ_SECONDS ?= 60
 BENCH_BIN := $(O)/bench/devbench
 TOOLS     := $(O)/tests/no-uring
 
-.PHONY: all check test unit fuzz-replay fuzz deps guest e2e run devbench bench bench-smoke clean
+.PHONY: all check test e2e-arm64 unit fuzz-replay fuzz deps guest e2e run devbench bench bench-smoke clean
 ifeq ($(CROSS_STATIC),)
 all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN) $(TOOLS)
 else
@@ -167,7 +167,7 @@ test: deps
 	$(MAKE) check
 	$(MAKE) SAN=address,undefined check
 	$(MAKE) SAN=thread check
-	$(MAKE) e2e
+	$(MAKE) e2e ARM64_E2E_CASES="$(ARM64_QUICK)"
 	$(MAKE) bench-smoke
 
 guest:
@@ -180,6 +180,18 @@ guest:
 # again for the tests left if it dies.
 e2e: all guest
 	bench/vmbench pytest
+	$(MAKE) --no-print-directory e2e-arm64
+
+# The arm64 VMM end to end (tests/e2e/arm64): Debian's arm64 kernel in the
+# arm64 test host, from this host's pytest; `make test` runs the quick
+# cases, `make e2e` every one (ARM64_E2E_CASES picks).
+ARM64_QUICK := verify-ram-2q verify-file-1q readonly console poweroff reset panic
+ARM64_E2E_CASES ?= $(ARM64_QUICK) verify-ram-1q verify-file-2q
+e2e-arm64:
+	$(MAKE) --no-print-directory ARCH=arm64 SAN=
+	ARCH=arm64 guest/build.sh
+	ARM64_E2E_CASES="$(ARM64_E2E_CASES)" /usr/bin/python3 -m pytest -q \
+		-p no:cacheprovider --color=no tests/e2e/arm64
 
 # The main job: 2 vCPUs, ram:1G as /dev/vdb, fio randread-4k and
 # randwrite-4k, a summary at the end (bench/vmbench run; KERNEL=small for the

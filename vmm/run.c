@@ -269,6 +269,8 @@ int machine_run(const struct vmm_config *cfg, struct blk_dev **disks,
 		status = m->exit_status;
 		if (status != VMM_EXIT_RESET)
 			pr_err("%s", m->reason);
+		else /* -v: which way the guest ended it */
+			pr_info("%s", m->reason);
 	}
 	if (sfd >= 0)
 		close(sfd);

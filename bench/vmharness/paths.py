@@ -9,6 +9,10 @@ BZIMAGE = os.path.join(GUEST, "bzImage")
 VMLINUX = os.path.join(GUEST, "vmlinux")
 INITRD = os.path.join(GUEST, "initrd.img")
 TESTHOST_RUN = os.path.join(REPO, "tests", "testhost", "run.sh")
+# The arm64 VMM (make ARCH=arm64) and guest (ARCH=arm64 guest/build.sh).
+ARM64_VMM = os.path.join(BUILD, "arm64", "vmm")
+ARM64_KERNEL = os.path.join(GUEST, "arm64", "Image")
+ARM64_INITRD = os.path.join(GUEST, "arm64", "initrd.img")
 
 # The guest kernels guest/build.sh makes (one initrd serves both):
 # "stock" is Debian's linux-image, "small" the same source built with

@@ -122,8 +122,11 @@ int arch_machine_build(struct machine *m, struct blk_dev **disks,
 			   sizeof(msg));
 	if (!r)
 		r = arm64_tree(m, &b, msg, sizeof(msg));
-	if (!r)
+	if (!r) {
 		r = arm64_vcpu_boot_regs(m->vcpu[0].fd, b.kernel, b.fdt);
+		if (r)
+			vm_fail(msg, sizeof(msg), "boot registers", -r);
+	}
 	if (!r)
 		return 0;
 fail:

@@ -109,7 +109,6 @@ const struct probe_cap arch_probe_caps[] = {
 	{ KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT" },
 	{ KVM_CAP_ARM_PSCI_0_2, "KVM_CAP_ARM_PSCI_0_2" },
 	{ KVM_CAP_DEVICE_CTRL, "KVM_CAP_DEVICE_CTRL" },
-	{ KVM_CAP_MSI_DEVID, "KVM_CAP_MSI_DEVID" },
 	{ KVM_CAP_MAX_VCPUS, "KVM_CAP_MAX_VCPUS" },
 };
 const unsigned int arch_nprobe_caps =

@@ -1,0 +1,143 @@
+#!/bin/sh
+# tests/e2e/arm64/cases.sh OUT [CASE...]: the arm64 end-to-end cases, run
+# inside the arm64 test host (busybox sh; the x86 host's programs do not
+# run there) by tests/e2e/arm64/test_arm64.py, which checks what each
+# left in OUT/CASE/: console (the guest's), stderr (the VMM's), rc (its
+# exit status), and what the case adds.  No CASE: every case.
+#
+# Each case boots Debian's arm64 kernel and the guest image
+# (build/guest/arm64) under build/arm64/vmm with the sandbox on:
+#   verify-ram-2q    2 vCPUs, a 2-queue RAM disk: fio verify, then the
+#                    guest's /proc/interrupts (each queue on its own MSI)
+#   verify-file-1q   1 vCPU, a file on the test host's tmpfs, 1 queue
+#   verify-ram-1q    1 vCPU, a 1-queue RAM disk          (make e2e only)
+#   verify-file-2q   2 vCPUs, a file with 2 queues       (make e2e only)
+#   readonly         a file given with ro: the guest's write fails, the
+#                    file is unchanged
+#   console          input through the console while every thread of the
+#                    VMM is under its seccomp filter; the guest echoes it
+#   poweroff, reset  PSCI SYSTEM_OFF and SYSTEM_RESET: status 0 each
+#   panic            a guest panic, seen by pvpanic on PCI: status 3
+set -u
+OUT=$1
+shift
+REPO=$(cd "$(dirname "$0")/../../.." && pwd)
+VMM=$REPO/build/arm64/vmm
+K=$REPO/build/guest/arm64/Image
+I=$REPO/build/guest/arm64/initrd.img
+BASE="console=ttyS0 quiet panic=-1"
+CASE_TIMEOUT=${CASE_TIMEOUT:-900}
+mkdir -p "$OUT"
+
+b64() { printf '%s' "$1" | base64 | tr -d '\n'; }
+
+# vm NAME STDIN ARGS...: run the VMM with ARGS; console, stderr and the
+# exit status into OUT/NAME.
+vm() {
+	local name=$1 in=$2 d=$OUT/$1
+	shift 2
+	mkdir -p "$d"
+	echo "arm64 e2e: $name: $*" >&2
+	timeout -s TERM "$CASE_TIMEOUT" "$VMM" run -v -k "$K" -i "$I" "$@" \
+		<"$in" >"$d/console" 2>"$d/stderr"
+	echo $? >"$d/rc"
+}
+
+# What the verify cases run in the guest: fio's data check, then the
+# interrupt counts.
+VERIFY='cd /tmp && fio --eta=never --output=/tmp/fio.txt /jobs/verify.fio; echo "fio rc=$?"; grep -i error /tmp/fio.txt | head -5; cat /proc/interrupts'
+
+verify() {
+	local name=$1 cpus=$2
+	shift 2
+	vm "$name" /dev/null -c "$cpus" -m 512 -d ram:8M "$@" \
+		-p "$BASE run64=$(b64 "$VERIFY")"
+}
+
+case_verify_ram_2q() { verify verify-ram-2q 2 -d ram:128M; }
+case_verify_ram_1q() { verify verify-ram-1q 1 -d ram:128M; }
+case_verify_file_1q() {
+	truncate -s 128M /tmp/disk1.img
+	verify verify-file-1q 1 -d /tmp/disk1.img
+	rm -f /tmp/disk1.img
+}
+case_verify_file_2q() {
+	truncate -s 128M /tmp/disk2.img
+	verify verify-file-2q 2 -d /tmp/disk2.img,queues=2
+	rm -f /tmp/disk2.img
+}
+
+case_readonly() {
+	local d=$OUT/readonly
+	mkdir -p "$d"
+	dd if=/dev/urandom of=/tmp/ro.img bs=1M count=4 2>/dev/null
+	cksum </tmp/ro.img >"$d/before"
+	vm readonly /dev/null -c 1 -m 512 -d ram:8M -d /tmp/ro.img,ro \
+		-p "$BASE run64=$(b64 'echo "ro=$(cat /sys/block/vdb/ro)"; dd if=/dev/zero of=/dev/vdb bs=4096 count=1 oflag=direct conv=fsync; echo "dd rc=$?"')"
+	cksum </tmp/ro.img >"$d/after"
+	rm -f /tmp/ro.img
+}
+
+# Wait (at most S seconds) until FILE has a line matching PATTERN.
+wait_for() {
+	local i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		[ $i -ge $(($3 * 10)) ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+case_console() {
+	local d=$OUT/console pid t bg
+	mkdir -p "$d"
+	rm -f /tmp/console.in
+	mkfifo /tmp/console.in
+	vm console /tmp/console.in -c 2 -m 512 -d ram:8M \
+		-p "$BASE run64=$(b64 'echo ready; read -r line; echo "got:$line"')" &
+	bg=$!
+	exec 3>/tmp/console.in
+	pid=
+	for t in $(seq 100); do
+		pid=$(pidof vmm) && break
+		sleep 0.1
+	done
+	# The guest waits for its line: every thread is set up by now.
+	if wait_for "$d/console" '^ready' "$CASE_TIMEOUT"; then
+		for t in /proc/$pid/task/*; do
+			echo "$(cat "$t/comm") $(grep Seccomp: "$t/status")"
+		done >"$d/threads"
+	fi
+	echo "hello from the host" >&3
+	exec 3>&-
+	wait $bg
+	rm -f /tmp/console.in
+}
+
+case_poweroff() {
+	vm poweroff /dev/null -c 2 -m 512 -p "$BASE run=\"poweroff -f\""
+}
+case_reset() {
+	vm reset /dev/null -c 2 -m 512 -p "$BASE run=\"reboot -f\""
+}
+case_panic() {
+	vm panic /dev/null -c 1 -m 512 \
+		-p "$BASE run=\"echo c >/proc/sysrq-trigger\""
+}
+
+# OUT/heartbeat every 20 s: the harness stops a test host that shows no
+# sign of life, and a guest may be silent for minutes.
+while :; do
+	date +%s >"$OUT/heartbeat"
+	sleep 20
+done &
+beat=$!
+trap 'kill $beat 2>/dev/null' EXIT
+
+ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q readonly console poweroff reset panic"
+[ $# -gt 0 ] || set -- $ALL
+for c in "$@"; do
+	f=case_$(echo "$c" | tr - _)
+	type "$f" >/dev/null 2>&1 || { echo "arm64 e2e: no case $c" >&2; exit 2; }
+	"$f"
+done

@@ -1,0 +1,127 @@
+"""arm64 end to end (issue 38): Debian's arm64 kernel under our arm64 VMM
+in the arm64 test host (QEMU TCG aarch64 with virtualization=on, KVM
+inside): fio verify on a RAM disk and on a file with 1 and 2 queues,
+each queue's interrupts on its own ITS MSI; a read-only disk; the
+console both ways under the sandbox; PSCI poweroff and reset; a panic
+seen through pvpanic.
+
+One test-host boot runs the cases (tests/e2e/arm64/cases.sh); a test
+host that dies is booted again for the cases left.  ARM64_E2E_CASES
+(space-separated) picks the cases; `make test` runs QUICK, `make e2e`
+all of them.
+"""
+import os
+import re
+
+import pytest
+
+from vmharness import paths, testhost
+
+CASES = os.path.join(paths.REPO, "tests", "e2e", "arm64", "cases.sh")
+OUT = os.path.join(paths.BUILD, "e2e-arm64")
+QUICK = "verify-ram-2q verify-file-1q readonly console poweroff reset panic"
+ALL = QUICK + " verify-ram-1q verify-file-2q"
+WANTED = os.environ.get("ARM64_E2E_CASES", ALL).split()
+CASE_TIMEOUT = 900
+
+
+def _done(case):
+    return os.path.exists(os.path.join(OUT, case, "rc"))
+
+
+@pytest.fixture(scope="session")
+def results():
+    """Runs the wanted cases in the arm64 test host (booted again, three
+    boots at most, while cases are left); returns the output folder."""
+    for f in (paths.ARM64_VMM, paths.ARM64_KERNEL, paths.ARM64_INITRD):
+        assert os.path.exists(f), "%s missing: make ARCH=arm64, ARCH=arm64 guest/build.sh" % f
+    import shutil
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    env = dict(os.environ, CASE_TIMEOUT=str(CASE_TIMEOUT))
+
+    def left():
+        return [c for c in WANTED if not _done(c)]
+    testhost.run_with_reboots(
+        lambda: [CASES, OUT] + left(), OUT,
+        lambda rc: not left(), boots=3, env=env, arch="arm64",
+        timeout_s=len(WANTED) * CASE_TIMEOUT, stall_s=CASE_TIMEOUT + 120)
+    return OUT
+
+
+def case(results, name):
+    if name not in WANTED:
+        pytest.skip("not in ARM64_E2E_CASES")
+    d = os.path.join(results, name)
+    assert _done(name), "case %s did not run (test host died three times?)" % name
+
+    def read(f):
+        p = os.path.join(d, f)
+        return open(p, errors="replace").read() if os.path.exists(p) else ""
+    rc = int(read("rc"))
+    return rc, read("console"), read("stderr"), read
+
+
+def queue_interrupts(console):
+    """The guest's /proc/interrupts lines of the target disk's queues
+    (virtioN-req.Q of the disk with the most queue lines: vdb, the last):
+    {queue: (irq, total count, line)}."""
+    per_dev = {}
+    for line in console.splitlines():
+        m = re.match(r"\s*(\d+):\s+([\d\s]+?)\s+(\S.*?)\s+(virtio\d+)-req\.(\d+)\s*$", line)
+        if m:
+            count = sum(int(x) for x in m.group(2).split())
+            per_dev.setdefault(m.group(4), {})[int(m.group(5))] = (
+                int(m.group(1)), count, line)
+    assert per_dev, "no virtio queue in the guest's /proc/interrupts"
+    return per_dev[sorted(per_dev)[-1]]
+
+
+@pytest.mark.parametrize("name,queues", [
+    ("verify-ram-2q", 2), ("verify-file-1q", 1),
+    ("verify-ram-1q", 1), ("verify-file-2q", 2)])
+def test_verify(results, name, queues):
+    rc, con, err, _ = case(results, name)
+    assert rc == 0, "status %d: %s" % (rc, err[-2000:])
+    assert "fio rc=0" in con, con[-3000:]
+    q = queue_interrupts(con)
+    assert sorted(q) == list(range(queues)), q
+    irqs = {irq for irq, _, _ in q.values()}
+    assert len(irqs) == queues, "queues share an interrupt: %s" % q
+    for n, (irq, count, line) in q.items():
+        assert "ITS-MSI" in line, line
+        assert count > 0, "queue %d had no interrupt: %s" % (n, line)
+
+
+def test_readonly(results):
+    rc, con, err, read = case(results, "readonly")
+    assert rc == 0, err[-2000:]
+    assert "ro=1" in con, con[-2000:]
+    m = re.search(r"dd rc=(\d+)", con)
+    assert m and m.group(1) != "0", con[-2000:]
+    assert read("before") and read("before") == read("after")
+
+
+def test_console_both_ways_under_the_sandbox(results):
+    rc, con, err, read = case(results, "console")
+    assert rc == 0, err[-2000:]
+    assert "got:hello from the host" in con, con[-2000:]
+    threads = read("threads").splitlines()
+    # main, console input, vCPUs, iothreads: every one filtered
+    assert len(threads) >= 4, threads
+    for t in threads:
+        assert re.search(r"Seccomp:\s+2$", t), t
+
+
+@pytest.mark.parametrize("name,words", [
+    ("poweroff", "powered off"), ("reset", "guest reset")])
+def test_psci_ends_the_vm(results, name, words):
+    rc, con, err, _ = case(results, name)
+    assert rc == 0, err[-2000:]
+    assert words in err, err[-2000:]
+
+
+def test_panic_through_pvpanic(results):
+    rc, con, err, _ = case(results, "panic")
+    assert rc == 3, err[-2000:]
+    assert "panicked" in err, err[-2000:]
