@@ -3,8 +3,13 @@
 # and build/guest/vmlinux (the same kernel, uncompressed ELF); and the
 # small kernel, build/guest/small/bzImage and vmlinux (Debian's
 # linux-source of the same version, guest/small.config; same initrd).
+# With ARCH=arm64: the arm64 guest, build/guest/arm64/Image (Debian's
+# arm64 kernel of the x86 guest's version, a raw arm64 Image) and
+# build/guest/arm64/initrd.img (arm64 busybox, fio and tools, the same
+# /init and jobs), cross-built; no small kernel.
 #
 #   guest/build.sh            build (cached: seconds once everything is here)
+#   ARCH=arm64 guest/build.sh        the arm64 guest (ARCH=x86_64: the default)
 #   GUEST_REFRESH=1 guest/build.sh   re-read Debian's indexes: newer kernel,
 #                                    busybox or fio source if there is one
 #
@@ -15,10 +20,13 @@
 #   - fio, built static from Debian's fio source package,
 #   - linux-source-X.Y of the stock kernel's version, for the small kernel.
 # Needs: apt, dpkg-dev (dpkg-source), gcc, make, libaio-dev, cpio; for the
-# small kernel flex, bison, bc, libelf-dev.
+# small kernel flex, bison, bc, libelf-dev; for arm64 (after `dpkg
+# --add-architecture arm64`) gcc-aarch64-linux-gnu, libc6-dev-arm64-cross,
+# libc6-dev:arm64 and libaio-dev:arm64.
 set -eu
 export LOG_TAG=guest
 . "$(dirname "$0")/lib.sh"
+guest_arch "${ARCH:-x86_64}"
 
 JOBS_SRC=$REPO/guest/jobs
 INIT_SRC=$REPO/guest/init
@@ -30,11 +38,28 @@ GUEST_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
 virtio_pci virtio_blk pvpanic pvpanic-mmio pvpanic-pci msr"
 # Small guest tools, built static: name=source.
 GUEST_TOOLS="cpuid-dump=$REPO/guest/cpuid-dump.c ttydrain=$REPO/guest/ttydrain.c"
+if [ "$GARCH" = arm64 ]; then
+	# Debian's arm64 kernel has virtio and virtio_ring built in and no
+	# pvpanic at all (CONFIG_PVPANIC is not set); pvpanic-mmio is the
+	# ACPI device, msr and cpuid-dump are x86's.
+	GUEST_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
+virtio_pci virtio_blk pvpanic? pvpanic-pci?"
+	GUEST_TOOLS="ttydrain=$REPO/guest/ttydrain.c"
+fi
 
 FIO_CONFIGURE_FLAGS="--build-static --disable-native
 --disable-numa --disable-rdma --disable-rados --disable-rbd --disable-http
 --disable-gfapi --disable-pmem --disable-libnfs --disable-dfs --disable-xnvme
 --disable-libzbc --disable-tcmalloc --disable-shm --disable-lex"
+# A cross build names its compiler (fio's configure asks it what the
+# target is, and finds arm64's libaio through its multiarch paths).
+[ -z "$CROSS" ] || FIO_CONFIGURE_FLAGS="$FIO_CONFIGURE_FLAGS --cc=${CROSS}gcc"
+
+# ELF_MACHINE: what readelf -h says the guest's programs are built for.
+case $GARCH in
+x86_64) ELF_MACHINE="Advanced Micro Devices X86-64" ;;
+arm64) ELF_MACHINE=AArch64 ;;
+esac
 
 # fio_static: print the path of a static fio built from Debian's source.
 fio_static() {
@@ -81,7 +106,11 @@ fio_static() {
 		rm -rf "$t"
 		die "fio built, but it is not a static binary"
 	fi
-	strip "$t/src/fio" 2>/dev/null || true
+	if ! elf_is_ours "$t/src/fio"; then
+		rm -rf "$t"
+		die "fio built, but not for $GARCH ($ELF_MACHINE)"
+	fi
+	"${CROSS}strip" "$t/src/fio" 2>/dev/null || true
 	mv "$t/src/fio" "$out.tmp"
 	printf '%s\n' "$v" >"$GCACHE/fio.version"
 	mv "$out.tmp" "$out"
@@ -92,6 +121,11 @@ fio_static() {
 # A static ELF has no program interpreter.
 file_is_static() {
 	! readelf -l "$1" 2>/dev/null | grep -q INTERP
+}
+
+# elf_is_ours FILE: FILE is an ELF for the architecture built for.
+elf_is_ours() {
+	[ "$(readelf -h "$1" 2>/dev/null | sed -n 's/^ *Machine: *//p')" = "$ELF_MACHINE" ]
 }
 
 # build_initrd KTREE REL BUSYBOX FIO OUT: the guest's initramfs (newc cpio,
@@ -106,8 +140,8 @@ build_initrd() {
 	root_busybox "$bb" "$r"
 	cp "$fio" "$r/bin/fio"
 	for tool in $GUEST_TOOLS; do
-		gcc -static -O2 -Wall -o "$r/bin/${tool%%=*}" "${tool#*=}" ||
-			{ rm -rf "$t"; die "${tool%%=*} did not build (static glibc: libc6-dev)"; }
+		"${CROSS}gcc" -static -O2 -Wall -o "$r/bin/${tool%%=*}" "${tool#*=}" ||
+			{ rm -rf "$t"; die "${tool%%=*} did not build (static glibc: libc6-dev${CROSS:+, libc6-dev-arm64-cross})"; }
 	done
 	cp "$INIT_SRC" "$r/init"
 	chmod 755 "$r/init"
@@ -225,8 +259,37 @@ small_kernel() {
 	log "small kernel: ${SMALL#"$REPO"/}/bzImage ($(du -k "$SMALL/bzImage" | cut -f1) KiB)"
 }
 
+# arm64_image VMLINUZ OUT: the arm64 kernel as the raw Image a VMM loads
+# (Debian's vmlinuz is one already; a gzip-compressed one is inflated).
+arm64_image() {
+	local in=$1 out=$2
+	if [ "$(od -An -t x1 -N 2 "$in" | tr -d ' ')" = 1f8b ]; then
+		gzip -dc "$in" >"$out.tmp" || { rm -f "$out.tmp"; die "cannot inflate $in"; }
+	else
+		! cmp -s "$in" "$out" || return 0
+		cp "$in" "$out.tmp"
+	fi
+	# The arm64 boot protocol's header: "ARM\x64" at offset 56.
+	[ "$(od -An -c -j 56 -N 4 "$out.tmp" | tr -d ' ')" = ARMd ] ||
+		{ rm -f "$out.tmp"; die "$in is not an arm64 Image (no ARM\\x64 magic)"; }
+	if cmp -s "$out.tmp" "$out"; then rm -f "$out.tmp"; else mv "$out.tmp" "$out"; fi
+}
+
+# same_kernel_version: warn when the arm64 kernel's package version is not
+# the x86 guest's (its cached .deb), e.g. after GUEST_REFRESH=1 of one only.
+same_kernel_version() {
+	local pkg ours x86deb theirs
+	pkg=$(kernel_pkg)
+	ours=$(dpkg-deb -f "$(deb_cached "$pkg")" Version)
+	x86deb=$(GCACHE=$GBUILD_X86/cache deb_cached "${pkg%-"$DEBARCH"}-amd64")
+	[ -n "$x86deb" ] || return 0
+	theirs=$(dpkg-deb -f "$x86deb" Version)
+	[ "$theirs" = "$ours" ] ||
+		log "warning: arm64 kernel $ours, x86 kernel $theirs (GUEST_REFRESH=1 both)"
+}
+
 main() {
-	local ktree rel bb fio vmlinuz newest
+	local ktree rel bb fio vmlinuz newest kimg
 	mkdir -p "$GBUILD"
 	# Leftovers of an interrupted run (never taken for results).
 	rm -rf "$GBUILD"/.tmp.* "$GCACHE"/.tmp.* "$GCACHE"/debs/.tmp.*
@@ -237,12 +300,19 @@ main() {
 	vmlinuz=$ktree/boot/vmlinuz-$rel
 	[ -f "$vmlinuz" ] || die "no boot/vmlinuz-$rel in $(basename "$ktree")"
 
-	if [ ! -f "$GBUILD/bzImage" ] || ! cmp -s "$vmlinuz" "$GBUILD/bzImage"; then
-		cp "$vmlinuz" "$GBUILD/bzImage.tmp"
-		mv "$GBUILD/bzImage.tmp" "$GBUILD/bzImage"
+	if [ "$GARCH" = arm64 ]; then
+		kimg=$GBUILD/Image
+		arm64_image "$vmlinuz" "$kimg"
+		same_kernel_version
+	else
+		kimg=$GBUILD/bzImage
+		if [ ! -f "$GBUILD/bzImage" ] || ! cmp -s "$vmlinuz" "$GBUILD/bzImage"; then
+			cp "$vmlinuz" "$GBUILD/bzImage.tmp"
+			mv "$GBUILD/bzImage.tmp" "$GBUILD/bzImage"
+		fi
+		[ "$GBUILD/vmlinux" -nt "$GBUILD/bzImage" ] ||
+			extract_vmlinux "$GBUILD/bzImage" "$GBUILD/vmlinux"
 	fi
-	[ "$GBUILD/vmlinux" -nt "$GBUILD/bzImage" ] ||
-		extract_vmlinux "$GBUILD/bzImage" "$GBUILD/vmlinux"
 	# Rebuild the initrd when any input is newer than it.
 	# shellcheck disable=SC2046
 	newest=$(ls -t "$INIT_SRC" "$JOBS_SRC"/*.fio "$bb" "$fio" \
@@ -255,8 +325,8 @@ main() {
 		printf '%s\n' "$rel" >"$GBUILD/kernel-release"
 		log "built ${GBUILD#"$REPO"/}/initrd.img ($(du -k "$GBUILD/initrd.img" | cut -f1) KiB)"
 	fi
-	log "kernel $rel, fio $(cat "$GCACHE/fio.version"): ${GBUILD#"$REPO"/}/bzImage ${GBUILD#"$REPO"/}/initrd.img"
-	small_kernel
+	log "kernel $rel, fio $(cat "$GCACHE/fio.version"): ${kimg#"$REPO"/} ${GBUILD#"$REPO"/}/initrd.img"
+	[ "$GARCH" != x86_64 ] || small_kernel
 }
 
 main "$@"

@@ -10,6 +10,12 @@
 # GUEST_REFRESH=1 re-reads the package indexes and re-resolves the kernel
 # package (to pick up a newer Debian kernel); otherwise nothing is fetched
 # once the cache is filled.
+#
+# Two architectures (guest_arch): x86_64, the default, in build/guest/,
+# and arm64 in build/guest/arm64/ (its own cache: Debian's arm64 packages,
+# `apt-get download PKG:arm64`, which needs `dpkg --add-architecture arm64`;
+# programs cross-compiled with aarch64-linux-gnu-gcc).  The private apt
+# configuration and its indexes (build/guest/apt/) serve both.
 
 set -o pipefail
 
@@ -17,9 +23,43 @@ REPO=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 GBUILD=${GBUILD:-$REPO/build/guest}
 GCACHE=$GBUILD/cache
 APTDIR=$GBUILD/apt
+# The architecture built for (guest_arch changes these): its name here,
+# Debian's name for it, and the prefix of its compiler and binutils.
+GARCH=x86_64
+DEBARCH=amd64
+CROSS=
+GBUILD_X86=$GBUILD
 
 log() { printf '%s: %s\n' "${LOG_TAG:-guest}" "$*" >&2; }
 die() { printf '%s: error: %s\n' "${LOG_TAG:-guest}" "$*" >&2; exit 1; }
+
+# guest_arch ARCH: build for ARCH from now on: x86_64 (or amd64; the
+# default: build/guest/) or arm64 (or aarch64: build/guest/arm64/, with its
+# own cache).  Sets GARCH, DEBARCH, CROSS, GBUILD and GCACHE.
+guest_arch() {
+	case $1 in
+	x86_64 | amd64) GARCH=x86_64 DEBARCH=amd64 GBUILD=$GBUILD_X86 ;;
+	arm64 | aarch64) GARCH=arm64 DEBARCH=arm64 GBUILD=$GBUILD_X86/arm64 ;;
+	*) die "unknown architecture '$1' (x86_64 or arm64)" ;;
+	esac
+	GCACHE=$GBUILD/cache
+	CROSS=
+	if [ "$(dpkg --print-architecture)" != "$DEBARCH" ]; then
+		CROSS=aarch64-linux-gnu-
+		[ "$GARCH" = arm64 ] || die "cannot build for $GARCH on $(dpkg --print-architecture)"
+		case " $(dpkg --print-foreign-architectures | xargs) " in
+		*" $DEBARCH "*) ;;
+		*)
+			die "$DEBARCH is not a dpkg architecture here: dpkg --add-architecture $DEBARCH && apt-get update" ;;
+		esac
+	fi
+}
+
+# deb_name PKG: PKG as apt names it for the architecture built for
+# (busybox-static:arm64 when that is a foreign one).
+deb_name() {
+	if [ -n "$CROSS" ]; then printf '%s:%s\n' "$1" "$DEBARCH"; else printf '%s\n' "$1"; fi
+}
 
 # mktemp next to a final path, so that the final rename stays on one fs.
 tmp_near() { mktemp -d "$(dirname "$1")/.tmp.$(basename "$1").XXXXXX"; }
@@ -81,8 +121,12 @@ apt_cache_priv() { APT_CONFIG=$APTDIR/apt.conf apt-cache "$@"; }
 APT_READY=
 apt_ready() {
 	[ -n "$APT_READY" ] && return 0
+	# A foreign architecture's indexes are there only if it was a dpkg
+	# architecture when they were fetched.
 	if [ -n "${GUEST_REFRESH:-}" ] || [ ! -f "$APTDIR/apt.conf" ] ||
-		! ls "$APTDIR/lists/"*Sources* >/dev/null 2>&1; then
+		! ls "$APTDIR/lists/"*Sources* >/dev/null 2>&1 ||
+		{ [ -n "$CROSS" ] &&
+			! ls "$APTDIR/lists/"*"binary-${DEBARCH}_Packages"* >/dev/null 2>&1; }; then
 		apt_write_conf
 		log "apt-get update (private config in ${APTDIR#"$REPO"/})"
 		local out
@@ -125,7 +169,8 @@ deb_cached() {
 	ls "$GCACHE/debs/$1"_*.deb 2>/dev/null | head -n 1
 }
 
-# fetch_deb PKG: print the path of the .deb of PKG, downloading it once.
+# fetch_deb PKG: print the path of the .deb of PKG (of the architecture
+# built for), downloading it once.
 fetch_deb() {
 	local pkg=$1 deb
 	deb=$(deb_cached "$pkg")
@@ -133,7 +178,7 @@ fetch_deb() {
 		local t
 		mkdir -p "$GCACHE/debs"
 		t=$(tmp_near "$GCACHE/debs/$pkg")
-		apt_download "$pkg" "$t" || { rm -rf "$t"; exit 1; }
+		apt_download "$(deb_name "$pkg")" "$t" || { rm -rf "$t"; exit 1; }
 		deb=$(ls "$t/$pkg"_*.deb 2>/dev/null | head -n 1)
 		[ -n "$deb" ] || die "download of package '$pkg' produced no .deb"
 		rm -f "$GCACHE/debs/$pkg"_*.deb
@@ -147,18 +192,30 @@ fetch_deb() {
 
 # kernel_pkg: the versioned kernel package Debian's linux-image-amd64
 # currently depends on (e.g. linux-image-6.1.0-57-amd64), resolved once and
-# remembered in cache/kernel.pkg.
+# remembered in cache/kernel.pkg.  For arm64 the same kernel's arm64
+# flavour (linux-image-6.1.0-57-arm64): the x86 guest's kernel package
+# (resolved now if it never was) with -amd64 turned into -arm64, so that
+# both guests run one kernel version; where that cannot be had (an arm64
+# machine without amd64 indexes), what linux-image-arm64 depends on.
 kernel_pkg() {
-	local f=$GCACHE/kernel.pkg pkg
+	local f=$GCACHE/kernel.pkg pkg=
 	if [ -s "$f" ] && [ -z "${GUEST_REFRESH:-}" ]; then
 		cat "$f"
 		return
 	fi
 	apt_ready
-	pkg=$(apt_cache_priv show --no-all-versions linux-image-amd64 2>/dev/null |
-		sed -n 's/^Depends: *//p' | tr ',' '\n' |
-		sed -n 's/^ *\(linux-image-[0-9][^ ]*-amd64\).*/\1/p' | head -n 1)
-	[ -n "$pkg" ] || die "cannot resolve the versioned kernel package from linux-image-amd64 (apt-cache show linux-image-amd64 gave no linux-image-*-amd64 dependency)"
+	if [ "$GARCH" != x86_64 ]; then
+		pkg=$(GARCH=x86_64 DEBARCH=amd64 CROSS='' GCACHE=$GBUILD_X86/cache \
+			kernel_pkg 2>/dev/null) &&
+			pkg=${pkg%-amd64}-$DEBARCH &&
+			apt_cache_priv show --no-all-versions "$(deb_name "$pkg")" >/dev/null 2>&1 ||
+			pkg=
+	fi
+	[ -n "$pkg" ] ||
+		pkg=$(apt_cache_priv show --no-all-versions "$(deb_name "linux-image-$DEBARCH")" 2>/dev/null |
+			sed -n 's/^Depends: *//p' | tr ',' '\n' |
+			sed -n "s/^ *\(linux-image-[0-9][^ ]*-$DEBARCH\).*/\1/p" | head -n 1)
+	[ -n "$pkg" ] || die "cannot resolve the versioned kernel package from linux-image-$DEBARCH (apt-cache show linux-image-$DEBARCH gave no linux-image-*-$DEBARCH dependency)"
 	mkdir -p "$GCACHE"
 	printf '%s\n' "$pkg" >"$f.tmp" && mv "$f.tmp" "$f"
 	printf '%s\n' "$pkg"
@@ -204,11 +261,34 @@ busybox_bin() {
 
 # root_busybox BUSYBOX ROOT: busybox in ROOT/bin with a link per applet.
 root_busybox() {
-	local a
+	local a list
 	cp "$1" "$2/bin/busybox"
-	for a in $("$1" --list); do
+	list=$(busybox_applets "$1") || return 1
+	for a in $list; do
 		[ "$a" = busybox ] || ln -s busybox "$2/bin/$a"
 	done
+}
+
+# busybox_applets BUSYBOX: its applets' names, from `BUSYBOX --list`; a
+# busybox of another architecture cannot run here, so its names are read
+# from the binary itself: busybox keeps them as one run of NUL-terminated
+# strings in C order, "[", "[[", "acpid", ... (its applet_names table).
+# For Debian's amd64 busybox-static both ways give the same 269 names.
+busybox_applets() {
+	local names
+	if "$1" --list 2>/dev/null; then
+		return 0
+	fi
+	names=$(tr '\0' '\n' <"$1" | LC_ALL=C awk '
+		prev == "[" && $0 == "[[" { on = 1; print "["; last = "[" }
+		on {
+			if ($0 !~ /^[a-z0-9_.[-]+$/ || $0 <= last) exit
+			print; last = $0; next
+		}
+		{ prev = $0 }')
+	[ "$(printf '%s\n' "$names" | grep -c .)" -ge 50 ] ||
+		{ log "no applet list found in $1"; return 1; }
+	printf '%s\n' "$names"
 }
 
 # root_modules KTREE REL ROOT LIST MOD...: MODs and what they depend on
@@ -238,7 +318,10 @@ root_cpio() {
 # dependencies first, each once: the order to insmod them in.  Names may use
 # - or _.  Debian's package carries no modules.dep (its postinst runs
 # depmod), so this reads the depends= field of each module's .modinfo
-# section itself, needing nothing but coreutils.
+# section itself, needing nothing but coreutils.  A MOD that the kernel
+# has built in (MODDIR/modules.builtin; arm64's virtio and virtio_ring)
+# needs nothing; a MOD written NAME? is left out, with a line, where the
+# kernel has no such module at all (arm64 has no pvpanic).
 mod_closure() {
 	local mdir=$1 idx
 	shift
@@ -246,11 +329,15 @@ mod_closure() {
 		b = $0; sub(/.*\//, "", b); sub(/\.ko(\.[a-z]+)?$/, "", b)
 		gsub(/-/, "_", b); print b, $0 }') || return 1
 	local -A seen=()
+	# _mod_path NAME: the .ko of NAME, or nothing.
+	_mod_path() {
+		printf '%s\n' "$idx" | awk -v m="${1//-/_}" '$1 == m { print $2; exit }'
+	}
 	_mod_visit() {
 		local m=${1//-/_} p d
 		[ -n "${seen[$m]:-}" ] && return 0
 		seen[$m]=1
-		p=$(printf '%s\n' "$idx" | awk -v m="$m" '$1 == m { print $2; exit }')
+		p=$(_mod_path "$m")
 		[ -n "$p" ] || { log "module $m not found in $mdir"; return 1; }
 		case $p in
 		*.ko) d=$(tr '\0' '\n' <"$mdir/$p" | sed -n 's/^depends=//p' | head -n 1) ;;
@@ -262,8 +349,19 @@ mod_closure() {
 		done
 		printf '%s\n' "$p"
 	}
-	local m
+	local m n
 	for m in "$@"; do
-		_mod_visit "$m" || return 1
+		n=${m%\?}
+		# Built in (modules.builtin lists kernel/.../NAME.ko): nothing to load.
+		if [ -f "$mdir/modules.builtin" ] && awk -v m="${n//-/_}" '{
+			sub(/.*\//, ""); sub(/\.ko$/, ""); gsub(/-/, "_")
+			if ($0 == m) f = 1 } END { exit !f }' "$mdir/modules.builtin"; then
+			continue
+		fi
+		if [ "$n" != "$m" ] && [ -z "$(_mod_path "$n")" ]; then
+			log "module $n: not in this kernel (optional): left out"
+			continue
+		fi
+		_mod_visit "$n" || return 1
 	done
 }

@@ -27,11 +27,11 @@ is vmbench's own options (vmbench.py: fio jobs under configurations).
       the pytest end-to-end tests (tests/e2e/py) where guests can run:
       here on a hardware KVM, else in the test host (booted again for
       the tests left if it dies, 3 boots at most)
-  bench/vmbench testhost [-o OUT] [--timeout S] [--boots N] -- CMD [ARG...]
+  bench/vmbench testhost [-o OUT] [--timeout S] [--boots N] [--arch A] -- CMD [ARG...]
       CMD in a test-host boot (tests/testhost/run.sh, under the lock),
       booted again from the start if the test host dies before CMD ends
       (N boots at most, default 3); its status is CMD's (make check's
-      smoke tests run this way)
+      smoke tests run this way); --arch arm64: the arm64 test host
 """
 import argparse
 import os
@@ -164,6 +164,8 @@ def main(argv):
     h.add_argument("-o", "--out", default=os.path.join(paths.BUILD, "testhost", "out"))
     h.add_argument("--timeout", type=int, default=1800, help="seconds per boot")
     h.add_argument("--boots", type=int, default=3)
+    h.add_argument("--arch", default="x86_64",
+                   help="the test host's architecture: %s" % ", ".join(testhost.QEMU))
     h.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     args.argv = argv
@@ -172,8 +174,12 @@ def main(argv):
         command = args.command[1:] if args.command[:1] == ["--"] else args.command
         if not command:
             ap.error("testhost: no command")
+        try:
+            arch = testhost.check_arch(args.arch)
+        except ValueError as e:
+            ap.error("testhost: --arch: %s" % e)
         return testhost.run_until_command_ends(command, os.path.abspath(args.out),
-                                               args.timeout, args.boots)
+                                               args.timeout, args.boots, arch=arch)
 
     if args.cmd == "pytest":
         if args.args[:1] == ["--"]:  # bench/vmbench pytest -- -k NAME

@@ -1,6 +1,12 @@
 """Where guests run: here when this host's KVM runs Linux at usable
 speed, else inside the test host (tests/testhost/run.sh: QEMU TCG with an
-emulated AMD-V, see guest/README.md), one boot at a time under a lock."""
+emulated AMD-V, see guest/README.md), one boot at a time under a lock.
+
+The test host exists for two architectures, chosen by the ARCH parameter
+of the functions that boot it (passed to run.sh as TESTHOST_ARCH):
+"x86_64" (the default) and "arm64", QEMU's virt machine at EL2 with KVM
+inside, whose commands are shell scripts and static arm64 programs of the
+checkout (no host root, no Python there)."""
 import fcntl
 import os
 import re
@@ -13,6 +19,38 @@ import time
 from . import paths, qemumon
 
 LOCK = "/tmp/testhost.lock"
+
+# The test host's architectures: the emulator tests/testhost/run.sh runs
+# for each (TESTHOST_QEMU overrides it), and the other names it takes.
+QEMU = {"x86_64": "qemu-system-x86_64", "arm64": "qemu-system-aarch64"}
+ARCH_ALIASES = {"amd64": "x86_64", "aarch64": "arm64"}
+
+
+def check_arch(arch):
+    """ARCH as run.sh's TESTHOST_ARCH names it ("x86_64" or "arm64"; also
+    "amd64", "aarch64"); ValueError for anything else, before a boot."""
+    name = ARCH_ALIASES.get(arch, arch)
+    if name not in QEMU:
+        raise ValueError("test host architecture %r: one of %s" % (arch, ", ".join(QEMU)))
+    return name
+
+
+def run_argv(argv):
+    """The command line that runs ARGV in the test host."""
+    return [paths.TESTHOST_RUN] + list(argv)
+
+
+def run_env(out_dir, timeout_s, env=None, arch="x86_64"):
+    """The environment of tests/testhost/run.sh for one boot: ENV (default
+    ours) with the results directory, time limit, architecture and QEMU's
+    monitor socket (kept if ENV names one)."""
+    e = dict(os.environ if env is None else env)
+    e["TESTHOST_OUT"] = out_dir
+    e["TESTHOST_TIMEOUT"] = str(timeout_s)
+    e["TESTHOST_ARCH"] = check_arch(arch)
+    # QEMU's monitor, read if the test host locks up (save_monitor).
+    e.setdefault("TESTHOST_MONITOR", "/tmp/testhost-monitor.%d.sock" % os.getpid())
+    return e
 
 
 def probe(timeout_s=30):
@@ -65,17 +103,13 @@ TIMED_OUT, DIED, LOCKED_UP = 124, 125, 123
 ENDED_EARLY = (TIMED_OUT, DIED, LOCKED_UP)
 
 
-def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):
-    """Run ARGV (a command of this checkout) in one test-host boot; its
-    output comes back on ours; OUT_DIR is writable there.  A test host
-    that has locked up (its console, OUT_DIR/runs.jsonl and
+def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420, arch="x86_64"):
+    """Run ARGV (a command of this checkout) in one boot of the ARCH test
+    host; its output comes back on ours; OUT_DIR is writable there.  A
+    test host that has locked up (its console, OUT_DIR/runs.jsonl and
     OUT_DIR/heartbeat unchanged for stall_s seconds) is stopped.  Returns
     the exit status (TIMED_OUT, DIED, LOCKED_UP or the command's)."""
-    e = dict(os.environ if env is None else env)
-    e["TESTHOST_OUT"] = out_dir
-    e["TESTHOST_TIMEOUT"] = str(timeout_s)
-    # QEMU's monitor, read if the test host locks up (save_monitor).
-    e.setdefault("TESTHOST_MONITOR", "/tmp/testhost-monitor.%d.sock" % os.getpid())
+    e = run_env(out_dir, timeout_s, env, arch)
     # One test host at a time on this machine.  The lock is taken here,
     # before the clock of the stall detector starts (waiting for another
     # test host is not a lock-up), and handed to the test host's process
@@ -92,7 +126,7 @@ def run_inside(argv, out_dir, timeout_s=1800, env=None, stall_s=420):
 
 
 def _run_locked(argv, out_dir, env, stall_s, lock_fd):
-    proc = subprocess.Popen([paths.TESTHOST_RUN] + argv, env=env, cwd=paths.REPO,
+    proc = subprocess.Popen(run_argv(argv), env=env, cwd=paths.REPO,
                             start_new_session=True, pass_fds=(lock_fd,))
     start = time.time()
     while proc.poll() is None:
@@ -103,19 +137,28 @@ def _run_locked(argv, out_dir, env, stall_s, lock_fd):
                   % stall_s, file=sys.stderr, flush=True)
             save_monitor(env["TESTHOST_MONITOR"],
                          os.path.join(out_dir, ".testhost", "monitor.txt"),
-                         int(env.get("TESTHOST_SMP", "2")))
+                         int(env.get("TESTHOST_SMP", "2")), env["TESTHOST_ARCH"])
             stop_group(proc, 30)
             return LOCKED_UP
     return proc.returncode
 
 
-def save_monitor(sock, path, cpus):
+def monitor_commands(cpus, arch="x86_64"):
+    """What save_monitor asks QEMU: every CPU's registers and, on x86,
+    every local APIC (QEMU has no such command for the arm64 GIC)."""
+    cmds = ["info registers -a"]
+    if check_arch(arch) == "x86_64":
+        cmds += ["info lapic %d" % i for i in range(cpus)]
+    return cmds
+
+
+def save_monitor(sock, path, cpus, arch="x86_64"):
     """What a locked-up test host's CPUs were doing, from QEMU's monitor
     at SOCK: every CPU's registers and local APIC (its pending and
     in-service interrupts), into PATH (kept with the console)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
-        for cmd in ["info registers -a"] + ["info lapic %d" % i for i in range(cpus)]:
+        for cmd in monitor_commands(cpus, arch):
             try:
                 out = qemumon.ask(sock, cmd, timeout=10)
             except OSError as e:
@@ -152,19 +195,20 @@ def run_with_reboots(next_argv, out_dir, finished, boots=3, **kw):
     return rc, boot
 
 
-def run_until_command_ends(argv, out_dir, timeout_s, boots):
-    """ARGV in the test host, booted again from the start (BOOTS boots at
-    most) only when the test host died before ARGV ended: a panic ends
-    QEMU with no command status (OUT_DIR/.testhost/rc).  A command's own
-    status, even 125, and a time limit (the hang may be the command's)
-    are final.  Returns the last boot's status."""
+def run_until_command_ends(argv, out_dir, timeout_s, boots, arch="x86_64"):
+    """ARGV in the ARCH test host, booted again from the start (BOOTS
+    boots at most) only when the test host died before ARGV ended: a
+    panic ends QEMU with no command status (OUT_DIR/.testhost/rc).  A
+    command's own status, even 125, and a time limit (the hang may be the
+    command's) are final.  Returns the last boot's status."""
+    check_arch(arch)
     os.makedirs(out_dir, exist_ok=True)
 
     def ended(rc):
         return rc != DIED or os.path.exists(os.path.join(out_dir, ".testhost", "rc"))
     # run.sh's own limit comes first, so that it shows the console.
     return run_with_reboots(lambda: argv, out_dir, ended, boots=boots,
-                            timeout_s=timeout_s, stall_s=timeout_s + 60)[0]
+                            timeout_s=timeout_s, stall_s=timeout_s + 60, arch=arch)[0]
 
 
 def keep_console(out_dir):

@@ -1,16 +1,28 @@
 #!/bin/bash
-# Build build/testhost/initramfs.img: busybox, tests/testhost/init, and the
-# modules the test host needs (virtio-pci, 9p over virtio, kvm-amd; loop
-# device-mapper and ext4 for the fault and crash tests), all
-# from the same Debian packages as the guest image (guest/lib.sh caches
-# them under build/guest/cache).  Prints the kernel image's path.
+# Build the test host's initramfs: busybox, tests/testhost/init, and the
+# modules the test host needs, all from the same Debian packages as the
+# guest image (guest/lib.sh caches them under build/guest/cache, or
+# build/guest/arm64/cache).  Prints the kernel image's path.
+#
+#   x86_64 (the default): build/testhost/initramfs.img; virtio-pci, 9p over
+#     virtio, kvm-amd; loop, device-mapper and ext4 for the fault and crash
+#     tests.
+#   TESTHOST_ARCH=arm64: build/testhost/arm64/initramfs.img, with arm64's
+#     busybox; virtio-pci, 9p, virtio_console (the command's stdout and
+#     stderr travel on virtio-serial ports), the same loop, device-mapper
+#     and ext4; KVM is built into Debian's arm64 kernel.
 set -eu
 export LOG_TAG=testhost
 . "$(dirname "$0")/../../guest/lib.sh"
+guest_arch "${TESTHOST_ARCH:-x86_64}"
 
 TBUILD=$REPO/build/testhost
-OUT=$TBUILD/initramfs.img
 MODULES="virtio_pci 9pnet_virtio 9p kvm-amd loop dm-mod dm-flakey dm-log-writes ext4 crc32c_generic"
+if [ "$GARCH" = arm64 ]; then
+	TBUILD=$REPO/build/testhost/arm64
+	MODULES="virtio_pci 9pnet_virtio 9p virtio_console loop dm-mod dm-flakey dm-log-writes ext4 crc32c_generic"
+fi
+OUT=$TBUILD/initramfs.img
 
 ktree=$(kernel_tree)
 rel=$(kernel_release "$ktree")
@@ -21,8 +33,9 @@ newest=$(ls -t "$REPO/tests/testhost/init" "$0" "$REPO/guest/lib.sh" "$bb" \
 if [ "$newest" != "$OUT" ] || [ "$(cat "$TBUILD/kernel-release" 2>/dev/null)" != "$rel" ]; then
 	t=$(tmp_near "$OUT")
 	r=$t/root
-	mkdir -p "$r"/{bin,dev,proc,sys,etc,host} "$r/lib/modules/$rel"
-	root_busybox "$bb" "$r"
+	mkdir -p "$r"/{bin,dev,proc,sys,etc,root} "$r/lib/modules/$rel"
+	[ "$GARCH" = arm64 ] || mkdir "$r/host"
+	root_busybox "$bb" "$r" || { rm -rf "$t"; die "no busybox applets"; }
 	cp "$REPO/tests/testhost/init" "$r/init"
 	chmod 755 "$r/init"
 	# shellcheck disable=SC2086

@@ -16,13 +16,33 @@
 # its exit status becomes ours.  If the test host fails or times out, its
 # console is shown and the status is 124 (timeout) or 125 (other failure).
 #
+# TESTHOST_ARCH=arm64: the arm64 test host instead, for the arm64 VMM:
+# qemu-system-aarch64 -M virt,virtualization=on,gic-version=3 -cpu max
+# (TCG, the kernel at EL2 with VHE), Debian's arm64 kernel (KVM built in)
+# and an arm64 initramfs (TESTHOST_ARCH=arm64 tests/testhost/mkinitramfs.sh).
+# This machine's programs cannot run there, so there is no host root and
+# no chroot: the initramfs is the root, with busybox's applets on PATH
+# (/bin:/sbin, the caller's PATH is not kept), /tmp, /run, /dev/shm
+# (tmpfs), /dev, /proc, /sys, /dev/kvm, the checkout (read-only) and
+# $TESTHOST_OUT (read-write) at their paths here.  CMD runs there with
+# busybox sh: shell scripts (#!/bin/sh) and static arm64 programs; the
+# current directory must be in the checkout or in $TESTHOST_OUT.  Its
+# stdout and stderr travel on two virtio-serial ports (the virt machine
+# has one UART, the console), written by QEMU into the same FIFOs as on
+# x86: they arrive while CMD runs, not at its end.  Everything else is the
+# same: environment, exit statuses, files and knobs.
+#
 # Environment:
-#   TESTHOST_OUT=DIR      read-write directory (default build/testhost/out)
+#   TESTHOST_ARCH=ARCH    x86_64 (default) or arm64 (aarch64)
+#   TESTHOST_OUT=DIR      read-write directory (default build/testhost/out;
+#                         arm64: build/testhost/arm64/out)
 #   TESTHOST_TIMEOUT=S    limit for the whole run in seconds (default 1800)
-#   TESTHOST_MEM=6G TESTHOST_SMP=2   size of the test host
-#   TESTHOST_CPU=MODEL    QEMU's -cpu for it (default EPYC,+svm,+npt)
+#   TESTHOST_MEM=6G TESTHOST_SMP=2   size of the test host (arm64: 3G)
+#   TESTHOST_CPU=MODEL    QEMU's -cpu for it (default EPYC,+svm,+npt;
+#                         arm64: max,pauth-impdef=on)
 #   TESTHOST_QEMU=PROGRAM the emulator (default qemu-system-x86_64;
-#                         "$(tests/testhost/emulator.sh)" for QEMU 10.0)
+#                         "$(tests/testhost/emulator.sh)" for QEMU 10.0;
+#                         arm64: qemu-system-aarch64)
 #   TESTHOST_ACCEL=OPTS   QEMU's -accel for it (default tcg,thread=multi;
 #                         tcg,thread=single runs both CPUs on one thread)
 #   TESTHOST_VERBOSE=1    also copy the test host's console to stderr
@@ -35,22 +55,53 @@ REPO=$(cd "$here/../.." && pwd)
 . "$REPO/guest/lib.sh"
 
 [ $# -gt 0 ] || die "usage: tests/testhost/run.sh CMD [ARG...]"
+
+# What differs between the two test hosts; everything below is shared.
+case ${TESTHOST_ARCH:-x86_64} in
+x86_64 | amd64)
+	TH_ARCH=x86_64
+	QEMU_DEFAULT=qemu-system-x86_64 QEMU_PKG=qemu-system-x86
+	TBUILD=$REPO/build/testhost
+	MEM_DEFAULT=6G CPU_DEFAULT=EPYC,+svm,+npt
+	MACHINE=()
+	CONSOLE=ttyS0 APPEND_ARCH="reboot=k"
+	;;
+arm64 | aarch64)
+	TH_ARCH=arm64
+	QEMU_DEFAULT=qemu-system-aarch64 QEMU_PKG=qemu-system-arm
+	TBUILD=$REPO/build/testhost/arm64
+	# pauth-impdef: QEMU's own pointer-authentication hash instead of
+	# the architected QARMA, which TCG computes slowly.
+	MEM_DEFAULT=3G CPU_DEFAULT=max,pauth-impdef=on
+	MACHINE=(-M "virt,virtualization=on,gic-version=3")
+	CONSOLE=ttyAMA0 APPEND_ARCH=
+	;;
+*) die "TESTHOST_ARCH=$TESTHOST_ARCH: x86_64 or arm64" ;;
+esac
+export TESTHOST_ARCH=$TH_ARCH # for mkinitramfs.sh
+
 if [ -n "${TESTHOST_QEMU:-}" ]; then
 	QEMU=$TESTHOST_QEMU
 	command -v "$QEMU" >/dev/null || die "TESTHOST_QEMU=$QEMU: not found"
 else
-	QEMU=qemu-system-x86_64
+	QEMU=$QEMU_DEFAULT
 	command -v "$QEMU" >/dev/null ||
-		die "$QEMU not found (apt-get install qemu-system-x86)"
+		die "$QEMU not found (apt-get install $QEMU_PKG)"
 fi
 
-TBUILD=$REPO/build/testhost
 OUT=${TESTHOST_OUT:-$TBUILD/out}
 TIMEOUT=${TESTHOST_TIMEOUT:-1800}
-MEM=${TESTHOST_MEM:-6G}
+MEM=${TESTHOST_MEM:-$MEM_DEFAULT}
 SMP=${TESTHOST_SMP:-2}
 ACCEL=${TESTHOST_ACCEL:-tcg,thread=multi}
 
+# On arm64 only the checkout and $TESTHOST_OUT are there.
+if [ "$TH_ARCH" = arm64 ]; then
+	case $PWD/ in
+	"$REPO"/* | "$(realpath -m "$OUT")"/*) ;;
+	*) die "the arm64 test host has only the checkout and TESTHOST_OUT: run it from one of them, not $PWD" ;;
+	esac
+fi
 kernel=$("$here/mkinitramfs.sh")
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -61,11 +112,13 @@ ctl=$OUT/.testhost
 rm -rf "$ctl"
 mkdir -p "$ctl"
 
-# The command, run by bash in the chroot: environment, cwd, argv.
+# The command, run by bash in the chroot (arm64: by busybox sh in the
+# test host's own root): environment, cwd, argv.
 {
 	export -p | grep -vE '^(declare -x |export )(BASH[A-Z_]*|SHELLOPTS|SHLVL|PWD|OLDPWD|_|TERM|TESTHOST_[A-Z_]*)(=|$)' |
 		sed 's/^declare -x /export /'
-	printf 'export TESTHOST=1 TESTHOST_OUT=%q\n' "$OUT"
+	printf 'export TESTHOST=1 TESTHOST_ARCH=%q TESTHOST_OUT=%q\n' "$TH_ARCH" "$OUT"
+	[ "$TH_ARCH" = x86_64 ] || printf 'export PATH=/bin:/sbin\n'
 	printf 'cd %q || exit 125\n' "$PWD"
 	printf 'exec'
 	printf ' %q' "$@"
@@ -73,9 +126,9 @@ mkdir -p "$ctl"
 } >"$ctl/cmd.sh.tmp"
 mv "$ctl/cmd.sh.tmp" "$ctl/cmd.sh"
 
-# The command's stdout and stderr travel on ttyS1 and ttyS2; QEMU writes
-# them into FIFOs that cat copies to ours, so that our own file offsets
-# stay right.
+# The command's stdout and stderr travel on ttyS1 and ttyS2 (arm64: the
+# virtio-serial ports th.stdout and th.stderr); QEMU writes them into
+# FIFOs that cat copies to ours, so that our own file offsets stay right.
 mkfifo "$ctl/stdout" "$ctl/stderr"
 cat "$ctl/stdout" &
 cat_out=$!
@@ -104,17 +157,26 @@ trap 'cleanup; exit 130' INT TERM
 # softlockup_panic=1: under nested guests it has locked up for good (soft
 # lockup in kvm_ioapic_update_eoi) as well as panicked; a panic ends QEMU
 # (-no-reboot) at once, and callers boot it again for what is left.
-log "booting ($(basename "$kernel"), -accel $ACCEL -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
+if [ "$TH_ARCH" = arm64 ]; then
+	STDIO=(-device "virtio-serial-pci,id=thser"
+		-device "virtserialport,bus=thser.0,chardev=out,name=th.stdout"
+		-device "virtserialport,bus=thser.0,chardev=err,name=th.stderr")
+	HOSTROOT=()
+else
+	STDIO=(-serial chardev:out -serial chardev:err)
+	HOSTROOT=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
+fi
+log "booting $TH_ARCH ($(basename "$kernel"), -accel $ACCEL -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
 start=$(date +%s)
-timeout -k 10 "$TIMEOUT" "$QEMU" \
-	-accel "$ACCEL" -cpu "${TESTHOST_CPU:-EPYC,+svm,+npt}" -smp "$SMP" -m "$MEM" \
+timeout -k 10 "$TIMEOUT" "$QEMU" "${MACHINE[@]}" \
+	-accel "$ACCEL" -cpu "${TESTHOST_CPU:-$CPU_DEFAULT}" -smp "$SMP" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -initrd "$TBUILD/initramfs.img" \
-	-append "console=ttyS0 reboot=k panic=-1 softlockup_panic=1 ${TESTHOST_APPEND:-} th.dir=$OUT th.repo=$REPO" \
+	-append "console=$CONSOLE $APPEND_ARCH panic=-1 softlockup_panic=1 ${TESTHOST_APPEND:-} th.dir=$OUT th.repo=$REPO" \
 	-chardev file,id=con,path="$con" -serial chardev:con \
-	-chardev file,id=out,path="$ctl/stdout" -serial chardev:out \
-	-chardev file,id=err,path="$ctl/stderr" -serial chardev:err \
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-chardev file,id=out,path="$ctl/stdout" \
+	-chardev file,id=err,path="$ctl/stderr" \
+	"${STDIO[@]}" "${HOSTROOT[@]}" \
 	-virtfs local,path="$REPO",mount_tag=repo,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$OUT",mount_tag=results,security_model=none,multidevs=remap \
 	${TESTHOST_MONITOR:+-monitor unix:"$TESTHOST_MONITOR",server=on,wait=off} \
@@ -141,7 +203,7 @@ grep -v "TCG doesn't support requested feature" "$ctl/qemu.err" >&2 || true
 
 if [ -f "$ctl/rc" ]; then
 	rc=$(cat "$ctl/rc")
-	log "command exited with status $rc (test host ran ${took}s)"
+	log "command exited with status $rc (test host ran ${took}s, the command started at its uptime $(cat "$ctl/started" 2>/dev/null || echo ?)s)"
 	exit "$rc"
 fi
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
