@@ -68,11 +68,16 @@ def queue_interrupts(console):
     {queue: (irq, total count, line)}."""
     per_dev = {}
     for line in console.splitlines():
-        m = re.match(r"\s*(\d+):\s+([\d\s]+?)\s+(\S.*?)\s+(virtio\d+)-req\.(\d+)\s*$", line)
-        if m:
-            count = sum(int(x) for x in m.group(2).split())
-            per_dev.setdefault(m.group(4), {})[int(m.group(5))] = (
-                int(m.group(1)), count, line)
+        m = re.match(r"\s*(\d+):(.*)\s(virtio\d+)-req\.(\d+)\s*$", line)
+        if not m:
+            continue
+        count = 0
+        for word in m.group(2).split():  # one count per CPU, then the chip
+            if not word.isdigit():
+                break
+            count += int(word)
+        per_dev.setdefault(m.group(3), {})[int(m.group(4))] = (
+            int(m.group(1)), count, line)
     assert per_dev, "no virtio queue in the guest's /proc/interrupts"
     return per_dev[sorted(per_dev)[-1]]
 
