@@ -8,7 +8,8 @@
 # Each case boots Debian's arm64 kernel and the guest image
 # (build/guest/arm64) under build/arm64/vmm with the sandbox on:
 #   verify-ram-2q    2 vCPUs, a 2-queue RAM disk: fio verify, then the
-#                    guest's /proc/interrupts (each queue on its own MSI)
+#                    guest's /proc/interrupts (each queue on its own MSI);
+#                    --stats written by the sandboxed main thread
 #   verify-file-1q   1 vCPU, a file on the test host's tmpfs, 1 queue
 #   verify-ram-1q    1 vCPU, a 1-queue RAM disk          (make e2e only)
 #   verify-file-2q   2 vCPUs, a file with 2 queues       (make e2e only)
@@ -52,7 +53,7 @@ verify() {
 	local name=$1 cpus=$2
 	shift 2
 	vm "$name" /dev/null -c "$cpus" -m 512 -d ram:8M "$@" \
-		-p "$BASE run64=$(b64 "$VERIFY")"
+		--stats "$OUT/$name/stats.json" -p "$BASE run64=$(b64 "$VERIFY")"
 }
 
 case_verify_ram_2q() { verify verify-ram-2q 2 -d ram:128M; }

@@ -96,6 +96,13 @@ def test_verify(results, name, queues):
     for n, (irq, count, line) in q.items():
         assert "ITS-MSI" in line, line
         assert count > 0, "queue %d had no interrupt: %s" % (n, line)
+    # --stats, written at exit by the main thread under its filter: the
+    # target disk's requests, each of its queues serving some
+    import json
+    stats = json.loads(open(os.path.join(results, name, "stats.json")).read())
+    disk = stats["disks"][-1]
+    assert disk["requests"] > 1000 and disk["io_errors"] == 0, disk
+    assert len(disk["queues"]) == queues, disk
 
 
 def test_readonly(results):
