@@ -17,6 +17,8 @@
 #                    file is unchanged
 #   console          input through the console while every thread of the
 #                    VMM is under its seccomp filter; the guest echoes it
+#   verify-intx      a guest without MSI-X: INTx on GIC SPIs (make e2e only)
+#   sigterm          SIGTERM: a clean stop (143), each vCPU described
 #   poweroff, reset  PSCI SYSTEM_OFF and SYSTEM_RESET: status 0 each
 #   panic            the guest reports a panic through pvpanic on PCI:
 #                    status 3
@@ -116,6 +118,26 @@ case_console() {
 	rm -f /tmp/console.in
 }
 
+# SIGTERM while the guest sleeps: a clean stop (143), and -v says what
+# each vCPU was doing, read by the main thread under its filter.
+case_sigterm() {
+	local d=$OUT/sigterm pid t
+	mkdir -p "$d"
+	vm sigterm /dev/null -c 2 -m 512 -p "$BASE run64=$(b64 'echo sleeping; sleep 600')" &
+	bg=$!
+	if wait_for "$d/console" '^sleeping' "$CASE_TIMEOUT"; then
+		kill -TERM "$(pidof vmm)"
+	fi
+	wait $bg
+}
+
+# A guest without MSI-X (pci=nomsi): the disks' interrupts through INTx,
+# GIC SPIs the device tree's interrupt-map names.
+case_verify_intx() {
+	vm verify-intx /dev/null -c 1 -m 512 -d ram:8M -d ram:128M \
+		-p "$BASE pci=nomsi run64=$(b64 "$VERIFY")"
+}
+
 case_poweroff() {
 	vm poweroff /dev/null -c 2 -m 512 -p "$BASE run=\"poweroff -f\""
 }
@@ -140,7 +162,7 @@ done &
 beat=$!
 trap 'kill $beat 2>/dev/null' EXIT
 
-ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q readonly console poweroff reset panic"
+ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic"
 [ $# -gt 0 ] || set -- $ALL
 for c in "$@"; do
 	f=case_$(echo "$c" | tr - _)

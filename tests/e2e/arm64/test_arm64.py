@@ -19,8 +19,8 @@ from vmharness import paths, testhost
 
 CASES = os.path.join(paths.REPO, "tests", "e2e", "arm64", "cases.sh")
 OUT = os.path.join(paths.BUILD, "e2e-arm64")
-QUICK = "verify-ram-2q verify-file-1q readonly console poweroff reset panic"
-ALL = QUICK + " verify-ram-1q verify-file-2q"
+QUICK = "verify-ram-2q verify-file-1q readonly console sigterm poweroff reset panic"
+ALL = QUICK + " verify-ram-1q verify-file-2q verify-intx"
 WANTED = os.environ.get("ARM64_E2E_CASES", ALL).split()
 CASE_TIMEOUT = 900
 
@@ -103,6 +103,25 @@ def test_verify(results, name, queues):
     disk = stats["disks"][-1]
     assert disk["requests"] > 1000 and disk["io_errors"] == 0, disk
     assert len(disk["queues"]) == queues, disk
+
+
+def test_verify_intx(results):
+    rc, con, err, _ = case(results, "verify-intx")
+    assert rc == 0, "status %d: %s" % (rc, err[-2000:])
+    assert "fio rc=0" in con, con[-3000:]
+    # INTx: one line per device on a GIC SPI, none through the ITS
+    lines = [l for l in con.splitlines() if re.search(r"virtio\d", l)]
+    assert lines and not any("ITS-MSI" in l for l in lines), lines
+    assert any("GICv3" in l and sum(int(w) for w in l.split(":")[1].split()[:1]) > 0
+               for l in lines), lines
+
+
+def test_sigterm(results):
+    rc, con, err, _ = case(results, "sigterm")
+    assert rc == 143, err[-2000:]
+    assert "stopped by signal 15" in err, err[-2000:]
+    for cpu in (0, 1):
+        assert re.search(r"vCPU %d: .*pc=0x[0-9a-f]+" % cpu, err), err[-2000:]
 
 
 def test_readonly(results):
