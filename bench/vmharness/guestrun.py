@@ -40,18 +40,37 @@ def classify(lines, rc, timed_out, stderr=""):
     return "clean" if rc == 0 else "exit-%d" % rc
 
 
+# GuestRun(stdin=ANSWER): the console's input is a pipe that stays open
+# until the guest ends, for on_line to answer the guest (answer()).  A
+# guest that needs the host to act before it goes on says so in a line
+# and waits for the answer (`read -r -t SECONDS`), never a fixed time.
+ANSWER = object()
+
+
+def answer(proc, text):
+    """TEXT and a newline on the console's input of PROC, a GuestRun's
+    VMM started with stdin=ANSWER; nothing if it has ended."""
+    try:
+        proc.stdin.write(text.encode() + b"\n")
+        proc.stdin.flush()
+    except (OSError, ValueError):
+        pass  # the VMM ended (or closed its stdin) first
+
+
 class GuestRun:
     """Run ARGV; on_phase(name, 'begin'|'end', proc) is called at the
     phase markers, and on_line(line, proc) at every console line, from
     the reading thread, as soon as the line arrives; before_stop(proc)
     before a stop at a stall or the timeout (not when the guest ends by
-    itself), to read state out of the stuck guest."""
+    itself), to read state out of the stuck guest.  stdin: None (the
+    VMM's stdin is /dev/null), bytes for the console's input, then end
+    of file, or ANSWER."""
 
     def __init__(self, argv, timeout=300, on_phase=None, log_path=None,
                  stop_on_stall=True, on_line=None, stdin=None, before_stop=None):
         self.argv = argv
         self.before_stop = before_stop
-        self.stdin = stdin  # bytes for the console's input, then end of file
+        self.stdin = stdin  # None, bytes for the console's input, or ANSWER
         self.timeout = timeout
         self.on_phase = on_phase
         self.on_line = on_line
@@ -79,7 +98,7 @@ class GuestRun:
                                     if self.stdin is None else subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=err)
             self.pid = proc.pid
-            if self.stdin is not None:
+            if self.stdin is not None and self.stdin is not ANSWER:
                 # At once, as `printf ... | vmm run ...` would (a pipe's
                 # buffer holds it).
                 try:
@@ -98,6 +117,8 @@ class GuestRun:
                 proc.wait()
             finally:
                 timer.cancel()
+                if proc.stdin:
+                    proc.stdin.close()
         self.rc = proc.returncode
         self.seconds = time.monotonic() - t0
         if self.log_path:

@@ -34,6 +34,20 @@ def test_stdin_reaches_the_console_and_tail_shows_its_end(tmp_path):
     assert g.lines == ["end"]
 
 
+def test_on_line_answers_a_guest_that_waits_for_the_host(tmp_path):
+    # The guest asks twice and waits for each answer (no fixed wait): the
+    # console's input stays open until it ends.
+    script = 'for i in 1 2; do echo "ASK $i"; read -r x; echo "GOT $x"; done'
+
+    def on_line(line, proc):
+        if line.startswith("ASK "):
+            guestrun.answer(proc, "yes-" + line[4:])
+    g = guestrun.GuestRun(["sh", "-c", script], timeout=20, on_line=on_line,
+                          stdin=guestrun.ANSWER).run()
+    assert g.lines == ["ASK 1", "GOT yes-1", "ASK 2", "GOT yes-2"] and g.rc == 0
+    assert not g.timed_out
+
+
 def test_retries_are_recorded(tmp_path, monkeypatch):
     monkeypatch.setattr(guestrun, "RETRIED", [])
     # dies twice (a test-host death: a stall), then ends clean

@@ -81,6 +81,30 @@ died_in_emulator() {
 	retried=$((retried + 1))
 }
 
+# alive PID: a VMM started in the background still runs (its stat says
+# a state other than Z; bash may have reaped it already: then there is
+# no stat).
+alive() {
+	grep -qs '^[0-9]* (.*) [^Z] ' "/proc/$1/stat"
+}
+
+# wait_for PID CMD...: runs CMD every 0.1 s until it succeeds, the VMM
+# PID has ended, or WAIT_S seconds have passed; its status is CMD's
+# last.  A test waits for the state it checks, never a fixed time: on a
+# busy machine the VMM's threads have come up seconds late.
+WAIT_S=60
+wait_for() {
+	local pid=$1 end=$((SECONDS + WAIT_S))
+	shift
+	until "$@"; do
+		if [ $SECONDS -ge $end ] || ! alive "$pid"; then
+			"$@"
+			return
+		fi
+		sleep 0.1
+	done
+}
+
 # stop_vmm PID ERR: SIGTERM to a VMM started in the background; returns
 # its status.  One that has not stopped 30 s later is killed (status
 # 137) after each thread's name, state and wait channel go to ERR, so
@@ -88,9 +112,7 @@ died_in_emulator() {
 stop_vmm() {
 	local pid=$1 err=$2 n=0 t
 	kill -TERM "$pid"
-	# Running while its stat says a state other than Z (bash may have
-	# reaped it already: then there is no stat).
-	while [ $n -lt 300 ] && grep -qs '^[0-9]* (.*) [^Z] ' "/proc/$pid/stat"; do
+	while [ $n -lt 300 ] && alive "$pid"; do
 		sleep 0.1
 		n=$((n + 1))
 	done
@@ -153,12 +175,17 @@ IN=$OUT/echo.in expect echo 0 "hello from the pipe" -- \
 
 # SIGTERM: clean shutdown with 128 + 15, and (with -v) a line on the
 # console's state for a guest that looked hung (the ECHO guest waits
-# for input with the receive interrupt on).
+# for input with the receive interrupt on, which it turns on before its
+# greeting: the greeting on the console says it waits).
+greeted() {
+	grep -q "smoke guest up" "$1"
+}
 for try in 1 2; do
-	"$VMM" run -v -k "$IMG/ECHO.img" -m 32M -d ram:8M </dev/null >/dev/null \
-		2>"$OUT/sigterm.err" &
+	"$VMM" run -v -k "$IMG/ECHO.img" -m 32M -d ram:8M </dev/null \
+		>"$OUT/sigterm.out" 2>"$OUT/sigterm.err" &
 	pid=$!
-	sleep 1
+	wait_for $pid greeted "$OUT/sigterm.out" ||
+		echo "smoke: no greeting after $WAIT_S s" >>"$OUT/sigterm.err"
 	rc=0
 	stop_vmm $pid "$OUT/sigterm.err" || rc=$?
 	[ $try = 1 ] && died_in_emulator sigterm $rc 143 "$OUT/sigterm.err" || break
@@ -184,33 +211,42 @@ seccomp_modes() {
 			"$(awk '/^Seccomp:/ {print $2}' "$t/status")"
 	done
 }
+# sandbox_state PID WANT: every thread's mode into $modes, and into
+# $wrong each thread not at WANT and each kind not there (the guest
+# never enables MSI-X, so the disk's INTx thread runs); true when
+# nothing is wrong.
+sandbox_state() {
+	local k
+	modes=$(seccomp_modes "$1")
+	# ThreadSanitizer's own background thread (named as the process)
+	# starts with the first thread, before any filter: not ours.
+	case ${SMOKE_SAN:-}/$2 in
+	*thread*/2) modes=${modes/vmm=0 /} ;;
+	esac
+	wrong=$(echo "$modes" | grep -o "[^ ]*=[^$2] " | tr -d '\n')
+	for k in vmm vcpu0 vcpu1 iothread-q0 iothread-q1 console intx; do
+		echo "$modes" | grep -q "\(^\| \)$k=" || wrong="$wrong$k:none "
+	done
+	[ -z "$wrong" ]
+}
 sandbox_check() {
-	local name=$1 want=$2 pid modes rc try
+	local name=$1 want=$2 pid modes wrong rc try
 	shift 2
 	for try in 1 2; do
 		"$VMM" run -k "$IMG/ECHO.img" -m 32M -c 2 -d ram:8M,queues=2 "$@" \
 			</dev/zero >/dev/null 2>"$OUT/$name.err" &
 		pid=$!
-		sleep 1
-		modes=$(seccomp_modes $pid)
-		# ThreadSanitizer's own background thread (named as the
-		# process) starts with the first thread, before any filter:
-		# not ours.
-		case ${SMOKE_SAN:-}/$want in
-		*thread*/2) modes=${modes/vmm=0 /} ;;
-		esac
+		# Until every kind of thread is there, each under its
+		# filter (set-up runs before it, without one).
+		wait_for $pid sandbox_state $pid "$want"
 		rc=0
 		stop_vmm $pid "$OUT/$name.err" || rc=$?
 		[ $try = 1 ] && died_in_emulator "$name" $rc 143 "$OUT/$name.err" || break
 	done
-	# Every thread at $want, and each kind there (the guest never
-	# enables MSI-X, so the disk's INTx thread runs).
-	if echo "$modes" | grep -q "=[^$want] " || [ "$(for k in vmm vcpu0 \
-		vcpu1 iothread-q0 iothread-q1 console intx; do
-		echo "$modes" | grep -q "\(^\| \)$k=" || echo "$k"; done)" ]; then
+	if [ -n "$wrong" ]; then
 		# A thread gone while they were read: the VMM ended by
 		# itself, and its status and messages say why.
-		ko "$name" "seccomp modes: $modes(want every kind, at $want); status $rc ($(head -c 300 "$OUT/$name.err"))"
+		ko "$name" "seccomp modes: $modes(want every kind, at $want; not so within $WAIT_S s: $wrong); status $rc ($(head -c 300 "$OUT/$name.err"))"
 	elif [ $rc != 143 ]; then
 		ko "$name" "status $rc, want 143 ($(head -c 300 "$OUT/$name.err"))"
 	else
@@ -239,6 +275,30 @@ c = [n for p in sys.argv[1].split(",") for a, _, b in [p.partition("-")]
      for n in range(int(a), int(b or a) + 1)]
 print(c[int(sys.argv[2]) % len(c)])' "$1" "$2"
 }
+# pin_state PID MODE: each thread's CPUs into $lists, and into $miss
+# what is not yet as MODE puts it ($want, $all and $want_one: pin_check's);
+# true when nothing is missing.  Followed (the default): each iothread of
+# a queue per vCPU on one CPU of the set, whichever its vCPU was on; the
+# 1-queue disk's iothread (iothread-q0, the last) on all; on a set of one
+# CPU the unbound one shows as that CPU too.
+pin_state() {
+	local w t one=0
+	lists=$(cpus_of "$1")
+	miss=""
+	for w in $want; do
+		echo " $lists" | grep -q " $w " || miss="$miss $w"
+	done
+	# The VMM's own threads (main, console, INTx) stay where they may.
+	echo " $lists" | grep -q " vmm=$all " || miss="$miss vmm=$all"
+	if [ "$2" = follow ]; then
+		for t in $lists; do
+			case $t in iothread-q*=*[-,]*) ;;
+			iothread-q*=[0-9]*) one=$((one + 1)) ;; esac
+		done
+		[ $one = "$want_one" ] || miss="$miss ($one iothreads on one CPU, want $want_one)"
+	fi
+	[ -z "$miss" ]
+}
 # The guest waits with no input (/dev/null, as in sigterm): no UART
 # interrupt pending while it polls with IF clear, the pattern that has
 # locked the test host up (issue 10; bench/RESULTS.md, lockup).
@@ -253,45 +313,30 @@ pin_check() { # NAME on|off|follow|one: one runs the VMM on one CPU (taskset)
 	[ $mode = one ] && pre=(taskset -c "$c1") c0=$c1 all=$c1
 	local pin=(--pin "${mode/one/on}")
 	[ $mode = follow ] && pin=() # the default
+	case $mode in
+	off) want="vcpu0=$all vcpu1=$all iothread-q0=$all iothread-q1=$all iothread-q2=$all" ;;
+	follow) want="vcpu0=$all vcpu1=$all iothread-q0=$all" ;;
+	*) want="vcpu0=$c0 vcpu1=$c1 iothread-q0=$c0 iothread-q1=$c1 iothread-q2=$c0 iothread-q0=$all" ;;
+	esac
+	# Followed: 5 iothreads (2 + 3 queues), each placed once.
+	local want_one=5 miss
+	case $all in *[-,]*) ;; *) want_one=6 ;; esac
 	for try in 1 2; do
 		"${pre[@]}" "$VMM" run -v -k "$IMG/ECHO.img" -m 32M -c 2 -d ram:8M \
 			-d ram:8M,queues=3 -d ram:8M,queues=1 "${pin[@]}" \
 			</dev/null >/dev/null 2>"$OUT/$name.err" &
 		pid=$!
-		sleep 1
-		lists=$(cpus_of $pid)
+		wait_for $pid pin_state $pid $mode
 		rc=0
 		stop_vmm $pid "$OUT/$name.err" || rc=$?
 		[ $try = 1 ] && died_in_emulator "$name" $rc 143 "$OUT/$name.err" || break
 	done
-	case $mode in
-	off) want="vcpu0=$all vcpu1=$all iothread-q0=$all iothread-q1=$all iothread-q2=$all" ;;
-	# Followed: each on one CPU of the set, whichever its vCPU was on;
-	# the 1-queue disk's iothread (iothread-q0, the last) on all.
-	follow) want="vcpu0=$all vcpu1=$all iothread-q0=$all"
-		local one=0 t
-		for t in $lists; do
-			case $t in iothread-q*=*[-,]*) ;;
-			iothread-q*=[0-9]*) one=$((one + 1)) ;; esac
-		done ;;
-	*) want="vcpu0=$c0 vcpu1=$c1 iothread-q0=$c0 iothread-q1=$c1 iothread-q2=$c0 iothread-q0=$all" ;;
-	esac
-	local miss="" w
-	for w in $want; do
-		echo " $lists" | grep -q " $w " || miss="$miss $w"
-	done
-	# The VMM's own threads (main, console, INTx) stay where they may.
-	echo " $lists" | grep -q " vmm=$all " || miss="$miss vmm=$all"
+	[ -n "$miss" ] && miss="$miss (not so within $WAIT_S s)"
 	# -v: one line per bound thread (2 vCPUs, the 2- and 3-queue disks'
 	# iothreads; not the 1-queue disk's), none refused.
 	lines=$(grep -c "info: [a-z0-9-]*: on host CPU [0-9]*$" "$OUT/$name.err")
 	case $mode in off|follow) [ "$lines" != 0 ] && miss="$miss (-v: $lines bound)" ;; esac
 	if [ $mode = follow ]; then
-		# 5 iothreads followed (2 + 3 queues), each placed once; on
-		# a set of one CPU the unbound one shows as that CPU too.
-		local want_one=5
-		case $all in *[-,]*) ;; *) want_one=6 ;; esac
-		[ $one = $want_one ] || miss="$miss ($one iothreads on one CPU, want $want_one)"
 		grep -Eq "info: --pin follow: 5 iothreads placed, then moved [0-9]+ times" \
 			"$OUT/$name.err" || miss="$miss (-v: no '5 iothreads placed' line)"
 	else

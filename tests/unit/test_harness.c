@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -37,6 +38,7 @@
 #include <cmocka.h>
 
 #include "blk/blk.h"
+#include "host/clock.h"
 #include "tests/support/blkdrv.h"
 #include "tests/support/fakemem.h"
 #include "tests/support/rng.h"
@@ -53,6 +55,7 @@
 #define HOPS 1000                   /* requests per queue per run */
 #define SERIAL "harness-serial-0123" /* 19 chars */
 #define FEAT_EVENT_IDX (1ull << VIRTIO_RING_F_EVENT_IDX)
+#define WAIT_NS (10 * 1000000000ull) /* a wait for a condition, at most */
 
 enum be { BE_FILE, BE_RAM, BE_FILE_SYNC }; /* FILE_SYNC: engine=sync */
 
@@ -548,8 +551,61 @@ static uint64_t call_count(struct fx *f)
 	return v;
 }
 
+/* Whether queue qi's iothread sleeps waiting for a kick: it is in state
+ * S inside poll() (blk_queue_wait; nothing else of a running queue
+ * polls).  A kernel without /proc/PID/syscall: the state alone. */
+static bool iothread_asleep(struct fx *f, unsigned int qi)
+{
+	pid_t tid = blk_dev_queue_tid(f->d, qi);
+	char path[64], buf[512], *p;
+	long nr = -1;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!tid || fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')'); /* the name may hold anything */
+	if (!p || p[1] != ' ' || p[2] != 'S')
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	if (sscanf(buf, "%ld", &nr) != 1)
+		return false;
+#ifdef SYS_poll
+	if (nr == SYS_poll)
+		return true;
+#endif
+	return nr == SYS_ppoll;
+}
+
+/* Until queue qi's iothread sleeps waiting for a kick: it has nothing
+ * left to do, every notification decision made.  Fails the test after
+ * 10 s. */
+static void wait_asleep(struct fx *f, unsigned int qi)
+{
+	uint64_t end = mono_ns() + WAIT_NS;
+
+	while (!iothread_asleep(f, qi)) {
+		if (mono_ns() > end)
+			fail_msg("queue %u: the iothread is not asleep after 10 s",
+				 qi);
+		usleep(100);
+	}
+}
+
 /* Add n reads in one go, kick, and poll (no interrupt) until all are
- * used.  Returns how many interrupts the device sent meanwhile. */
+ * used.  Returns how many interrupts the device sent meanwhile: those
+ * of the notification decisions made until it sleeps again. */
 static uint64_t burst(struct fx *f, unsigned int n)
 {
 	struct drv_buf b = { f->buf[0], 4096, true };
@@ -571,7 +627,7 @@ static uint64_t burst(struct fx *f, unsigned int n)
 			usleep(10);
 		}
 	}
-	usleep(1000); /* a late interrupt would show up now */
+	wait_asleep(f, 0); /* a late interrupt has been sent by now */
 	return call_count(f);
 }
 
@@ -732,7 +788,7 @@ static void *refill_main(void *arg)
 {
 	struct refiller *r = arg;
 	struct blkdrv_q *q = &r->f->q[0];
-	uint64_t end_ms = 3000, spins = 0;
+	uint64_t end_ms = 20000, spins = 0;
 	struct timespec t0, t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -784,16 +840,24 @@ static void test_reset_bounded(void **state)
 {
 	struct fx *f = *state;
 	struct refiller r = { .f = f };
-	struct timespec t0, pause = { 0, 50000000 };
+	struct timespec t0;
 	struct blk_stats st;
 	pthread_t th;
-	uint64_t ms;
+	uint64_t ms, end;
 
 	fx_poll_us = 0;
 	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
 	fx_start(f, 1, 0);
 	assert_int_equal(pthread_create(&th, NULL, refill_main, &r), 0);
-	nanosleep(&pause, NULL);
+	/* Until the device has used a ring's worth: it is busy. */
+	end = mono_ns() + WAIT_NS;
+	while (__atomic_load_n(&f->q[0].vq.used->idx, __ATOMIC_ACQUIRE) <
+	       HQSIZE) {
+		if (mono_ns() > end)
+			fail_msg("the device used %u requests in 10 s",
+				 (unsigned int)f->q[0].vq.used->idx);
+		usleep(100);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	blk_dev_ops.reset(f->d);
 	ms = ms_since(&t0);
@@ -880,7 +944,7 @@ static void test_no_poll(void **state)
 	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
 	fx_start(f, 1, 0);
 	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
-	usleep(20000); /* the iothread is asleep now */
+	wait_asleep(f, 0);
 	assert_false(unkicked_read(f, 100, &asked));
 	assert_true(asked);
 	/* The kick it asked for (blkdrv_kick would see it as sent). */
@@ -919,7 +983,7 @@ static uint64_t sleeping_burst(struct fx *f, bool batch)
 	assert_int_equal(fx_open(f, cfg->be, false, batch, 1), 0);
 	fx_start(f, 1, FEAT_EVENT_IDX);
 	assert_int_equal(rd(f, 0, 4096, 1, false), VIRTIO_BLK_S_OK);
-	usleep(20000); /* the iothread is asleep now */
+	wait_asleep(f, 0);
 	call_count(f);
 	return burst(f, 16);
 }

@@ -42,7 +42,8 @@ def run_guest(tmp_path, disk_path, direct, script, on_line):
     cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data")
     d = {"path": disk_path, "serial": "data", "queues": 1, "direct": direct}
     argv = cmdlines.vmm_argv(guestlib.STOCK.path("vmlinux"), paths.INITRD, cmdline, 512, 1, [d], paths.VMM_BIN)
-    return guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), on_line=on_line)
+    return guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), on_line=on_line,
+                                     stdin=guestrun.ANSWER)
 
 
 @pytest.mark.parametrize("direct", [False, True], ids=["cached", "direct"])
@@ -52,12 +53,14 @@ def test_flushed_writes_survive_a_power_cut(tmp_path, direct):
     name = "vmmlogw"
     sh("dmsetup", "create", name, "--table", "0 %d log-writes %s %s" % (64 * MIB // 512, ddev, ldev))
     # Rounds of 4 block writes and a flush; after each flush the guest
-    # says what it was promised and waits, and a mark goes into the log.
+    # says what it was promised and waits until the host has put a mark
+    # into the log and answered.
     script = ("i=0\nfor j in 1 2 3 4 5 6; do\n"
               "  for k in 1 2 3 4; do i=$((i + 1)); " + WRITE_BLOCK +
               "  done\n"
-              "  sync $DISK && echo \"PROMISE $j $i\"\n"
-              "  sleep 1\n"
+              "  if sync $DISK; then echo \"PROMISE $j $i\"\n"
+              "    read -r -t 120 go || echo NO-ANSWER\n"
+              "  fi\n"
               "done\n")
     promises = []
 
@@ -66,6 +69,7 @@ def test_flushed_writes_survive_a_power_cut(tmp_path, direct):
         if len(w) == 3 and w[0] == "PROMISE":
             sh("dmsetup", "message", name, "0", "mark", "p" + w[1])
             promises.append(("p" + w[1], int(w[2])))
+            guestrun.answer(proc, "go")
     try:
         g = run_guest(tmp_path, "/dev/mapper/" + name, direct, script, on_line)
     finally:
@@ -74,6 +78,7 @@ def test_flushed_writes_survive_a_power_cut(tmp_path, direct):
     try:
         assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr
         assert not any("WRITE-FAILED" in l for l in g.lines)
+        assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
         # A run the test host killed was tried again: the last run's six
         # promises (the earlier run wrote the same blocks the same way).
         assert len(promises) >= 6, promises

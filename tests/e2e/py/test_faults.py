@@ -50,8 +50,10 @@ def boot(tmp_path, kernel, disk_path, script, on_line=None, direct=False):
     d = {"path": disk_path, "serial": "data", "queues": 1, "direct": direct}
     argv = cmdlines.vmm_argv(kernel.path("vmlinux"), paths.INITRD, cmdline, 512, 1,
                              [d], paths.VMM_BIN) + ["--stats", str(stats)]
-    g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), on_line=on_line)
+    g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), on_line=on_line,
+                                  stdin=guestrun.ANSWER)
     assert g.rc == 0, "\n".join(g.lines[-30:]) + g.stderr
+    assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
     assert any(l.startswith("=== RUN END") for l in g.lines), "\n".join(g.lines[-30:])
     return g, json.loads(stats.read_text())["disks"][0]
 
@@ -136,13 +138,14 @@ def test_file_shrunk_under_a_running_guest(tmp_path, kernel):
     sh("truncate", "-s", str(64 * MIB), str(img))
     script = (
         "dd if=$DISK of=/dev/null bs=4k count=1 skip=12288 iflag=direct; echo BEFORE rc=$?\n"
-        "echo SHRINK-NOW; sleep 3\n"
+        "echo SHRINK-NOW; read -r -t 120 go || echo NO-ANSWER\n"
         "dd if=$DISK of=/dev/null bs=4k count=1 skip=12288 iflag=direct; echo BEYOND rc=$?\n"
         "dd if=$DISK of=/dev/null bs=4k count=1 skip=0 iflag=direct; echo WITHIN rc=$?\n")
 
     def on_line(line, proc):
         if line == "SHRINK-NOW":
             os.truncate(img, 32 * MIB)
+            guestrun.answer(proc, "go")
     g, st = boot(tmp_path, kernel, str(img), script, on_line=on_line)
     r = results(g)
     assert r["BEFORE"] == 0 and r["BEYOND"] != 0 and r["WITHIN"] == 0, r
@@ -155,7 +158,7 @@ def test_device_removed_under_a_running_guest(tmp_path, kernel, loopdev, dm):
     name = dm("0 131072 linear %s 0" % loopdev)
     script = (
         "dd if=$DISK of=/dev/null bs=4k count=1 iflag=direct; echo BEFORE rc=$?\n"
-        "echo REMOVE-NOW; sleep 3\n"
+        "echo REMOVE-NOW; read -r -t 120 go || echo NO-ANSWER\n"
         # far from block 0: not in the host's page cache by readahead
         "dd if=$DISK of=/dev/null bs=4k count=1 skip=12000 iflag=direct; echo AFTER rc=$?\n")
 
@@ -166,6 +169,7 @@ def test_device_removed_under_a_running_guest(tmp_path, kernel, loopdev, dm):
             # VMM closes it.
             sh("dmsetup", "wipe_table", name)
             sh("dmsetup", "remove", "--deferred", name)
+            guestrun.answer(proc, "go")
     g, st = boot(tmp_path, kernel, "/dev/mapper/" + name, script, on_line=on_line)
     r = results(g)
     assert r["BEFORE"] == 0 and r["AFTER"] != 0, r
