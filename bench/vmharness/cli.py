@@ -32,15 +32,20 @@ is vmbench's own options (vmbench.py: fio jobs under configurations).
       booted again from the start if the test host dies before CMD ends
       (N boots at most, default 3); its status is CMD's (make check's
       smoke tests run this way); --arch arm64: the arm64 test host
+  bench/vmbench arm64-peers [-c CONFIG]... [-j JOB]... [-r R] [--seed S]
+      our arm64 VMM beside kvmtool (and QEMU) in one arm64 test-host
+      boot: fio, the guest's interrupts and the test host's KVM exits per
+      request, paired ratios (arm64peers.py; the runs: bench/arm64/peers.sh)
 """
 import argparse
 import os
 import sys
 import time
 
-from . import boot, cpuid, deaths, exitcost, lockup, mainjob, paths, plan, profile, pytestrun, testhost, vmbench
+from . import arm64peers, boot, cpuid, deaths, exitcost, lockup, mainjob, paths, plan, profile, pytestrun, testhost, vmbench
 
-COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost", "lockup", "exitcost")
+COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost", "lockup", "exitcost",
+            "arm64-peers")
 
 # A scenario's test-host boot may run a whole plan (100 deaths runs: about
 # 40 minutes); the test host's own default limit is 30.
@@ -167,8 +172,42 @@ def main(argv):
     h.add_argument("--arch", default="x86_64",
                    help="the test host's architecture: %s" % ", ".join(testhost.QEMU))
     h.add_argument("command", nargs=argparse.REMAINDER)
+    ap64 = sub.add_parser("arm64-peers", help="ours beside kvmtool (and QEMU) in the arm64 test host")
+    ap64.add_argument("-c", "--config", action="append", choices=arm64peers.CONFIGS,
+                      help="default: vmm-ram, vmm-file, kvmtool-file")
+    ap64.add_argument("-j", "--job", action="append",
+                      help="guest/jobs/NAME.fio (default %s)" % ", ".join(arm64peers.JOBS))
+    ap64.add_argument("-r", "--repeats", type=int, default=5)
+    ap64.add_argument("--seed", type=int, default=None, help="the order's seed (default: the time)")
+    ap64.add_argument("--seed-runtime", type=int, default=0,
+                      help="seed-virtio-blk's runtime per phase, s (0: the job file's 10)")
+    ap64.add_argument("--check", action="append", metavar="CONFIG:JOB[+JOB]",
+                      help="one boot of CONFIG before the repeats, outside the paired "
+                      "design (repeat 0): does it run here at all")
+    ap64.add_argument("--disk-mb", type=int, default=1024, help="the data disk's size")
+    ap64.add_argument("--timeout", type=int, default=3600, help="seconds per test-host boot")
+    ap64.add_argument("--boots", type=int, default=arm64peers.BOOTS)
+    ap64.add_argument("-o", "--out", help="default bench/results/arm64-peers-YYYYMMDD-HHMM")
     args = ap.parse_args(argv)
     args.argv = argv
+
+    if args.cmd == "arm64-peers":
+        args.config = args.config or ["vmm-ram", "vmm-file", "kvmtool-file"]
+        args.job = args.job or list(arm64peers.JOBS)
+        for j in args.job:  # a typo stops here, not inside the test host
+            if not os.path.isfile(os.path.join(paths.REPO, "guest", "jobs", j + ".fio")):
+                ap.error("-j %s: no guest/jobs/%s.fio" % (j, j))
+        for c in args.check or ():
+            cj = c.split(":")
+            if len(cj) != 2 or cj[0] not in arm64peers.CONFIGS:
+                ap.error("--check %s: CONFIG:JOB[+JOB], CONFIG one of %s"
+                         % (c, ", ".join(arm64peers.CONFIGS)))
+        if args.repeats < 1:
+            ap.error("-r: at least 1")
+        if args.seed is None:
+            args.seed = int(time.time())
+        args.out = os.path.abspath(args.out or arm64peers.default_out())
+        return arm64peers.run(args)
 
     if args.cmd == "testhost":
         command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -210,6 +249,9 @@ def main(argv):
                                    timeout_s=900)
 
     if args.cmd == "analyse":
+        if arm64peers.is_result(args.out):
+            sys.stdout.write(arm64peers.analyse(args.out))
+            return 0
         if os.path.exists(os.path.join(args.out, "plan.json")) and os.path.exists(
                 os.path.join(args.out, "runs.tsv")):
             return vmbench.main(["--analyze", args.out])

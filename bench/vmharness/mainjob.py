@@ -63,3 +63,48 @@ def run_jobs(args):
         print("inside the test host (QEMU TCG, nested AMD-V): slow in absolute terms")
     print("\n".join(summary))
     return rc
+
+
+def run_arm64(args):
+    """The same job on the arm64 VMM (build/arm64/vmm, Debian's arm64
+    kernel): one arm64 test-host boot runs every job's VM (its programs
+    are busybox and static arm64 binaries: no Python there), and the
+    consoles come back here for the summary.  Returns the exit status."""
+    from . import testhost
+    os.makedirs(args.out, exist_ok=True)
+    disks = [{"path": "ram:64M", "serial": "sys"},
+             {"path": args.disk, "serial": "data", "queues": args.queues}]
+    script = ["set -u"]
+    for job in args.job:
+        cmdline = cmdlines.guest_cmdline(fio=job, disk_serial="data")
+        argv = cmdlines.vmm_argv(paths.ARM64_KERNEL, paths.ARM64_INITRD, cmdline,
+                                 args.mem, args.cpus, disks, paths.ARM64_VMM)
+        log = os.path.join(args.out, job)
+        print("run: fio %s (arm64): %s" % (job, shown(argv)), flush=True)
+        script.append("%s </dev/null >%s 2>%s; echo $? >%s" % (
+            " ".join(shlex.quote(a) for a in argv), shlex.quote(log + ".log"),
+            shlex.quote(log + ".err"), shlex.quote(log + ".rc")))
+        for ext in (".log", ".err", ".rc"):
+            if os.path.exists(log + ext):
+                os.unlink(log + ext)
+    testhost.run_until_command_ends(["sh", "-c", "\n".join(script)], args.out,
+                                    timeout_s=args.boot_timeout * len(args.job) + 120,
+                                    boots=2, arch="arm64")
+    rc, summary = 0, []
+    for job in args.job:
+        log = os.path.join(args.out, job)
+        lines = open(log + ".log", errors="replace").read().splitlines() \
+            if os.path.exists(log + ".log") else []
+        res = fiojson.extract(lines).get(job)
+        if not res or res[0] != 0 or not res[1]:
+            print("run: fio %s failed\n%s" % (job, "\n".join(lines[-30:])), flush=True)
+            rc = 1
+            continue
+        summary += summary_lines(job, res[1])
+    print()
+    print("fio summary: vmm on arm64, %d vCPUs, %d MiB, Debian's arm64 kernel, /dev/vdb = %s "
+          "with %d queues (io_uring, O_DIRECT, 4 KiB, QD32, 5 s)"
+          % (args.cpus, args.mem, args.disk, args.queues))
+    print("inside the arm64 test host (QEMU TCG aarch64, nested KVM): slow in absolute terms")
+    print("\n".join(summary))
+    return rc

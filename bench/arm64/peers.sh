@@ -1,0 +1,229 @@
+#!/bin/sh
+# bench/arm64/peers.sh OUT: our arm64 VMM beside kvmtool (and QEMU, where
+# OUT/plan.txt names it) in the arm64 test host, one guest boot per
+# configuration and repeat, in the order OUT/plan.txt gives.  Run inside
+# the arm64 test host (busybox sh: the x86 host's programs do not run
+# there) by bench/vmbench arm64-peers (bench/vmharness/arm64peers.py),
+# which writes the plan, boots the test host and analyses what this
+# leaves:
+#   OUT/runs.jsonl          one JSON line per run (configuration, repeat,
+#                           job): fio's status, the guest's /proc/interrupts
+#                           rows of its virtio devices before and after fio,
+#                           this test host's KVM counters (debugfs) before
+#                           and after fio, the run's position in the plan
+#   OUT/fio/rR-CONFIG-JOB.json   fio's JSON (trimmed in the guest)
+#   OUT/console/rR-CONFIG.txt.gz the guest's console (gzip)
+#
+# OUT/plan.txt: "#" lines are comments; "runtime SEED_S" sets the seed
+# job's runtime (seconds per phase; 0 keeps the job file's), "disk_mb N"
+# the data disk's size, then one line per guest boot, in order:
+#   REPEAT POS CONFIG JOB[,JOB...]
+# CONFIG is one of
+#   vmm-ram      ours, data disk ram:N (our in-process RAM disk)
+#   vmm-file     ours, data disk /tmp/disk.img (a file on this tmpfs)
+#   kvmtool-file kvmtool (build/peers/arm64/lkvm-static), the same file
+#   qemu-file    QEMU 7.2, Debian's arm64 build unpacked with its libraries
+#                into build/arm64-sysroot/root by bench/arm64/qemu-sysroot.sh
+#                (run through that sysroot's dynamic loader), the same file,
+#                an iothread, aio=io_uring (cache=writeback: tmpfs has no
+#                O_DIRECT in 6.1), its PL011 console (ttyAMA0)
+# Every guest: 2 vCPUs, 512 MiB, Debian's arm64 kernel and the guest image
+# (build/guest/arm64), an 8 MiB boot disk /tmp/boot.img as vda (unused),
+# the data disk as vdb, created anew (sparse, zeros) before every boot.
+# The guest runs the jobs (guest/jobs/JOB.fio, in the plan's order).
+# A run already in OUT/runs.jsonl is not run again (a second boot of the
+# test host goes on where the first stopped).
+set -u
+OUT=$1
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+K=$REPO/build/guest/arm64/Image
+I=$REPO/build/guest/arm64/initrd.img
+VMM=$REPO/build/arm64/vmm
+LKVM=$REPO/build/peers/arm64/lkvm-static
+SYSROOT=$REPO/build/arm64-sysroot/root
+BASE="console=ttyS0 quiet panic=-1"
+RUN_TIMEOUT=${RUN_TIMEOUT:-900}
+mkdir -p "$OUT/fio" "$OUT/console" "$OUT/tmp"
+
+[ -d /sys/kernel/debug/kvm ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+
+b64() { printf '%s' "$1" | base64 | tr -d '\n'; }
+
+# The KVM counters of this test host (the sums over its VMs: one runs at
+# a time), "name value" lines; the histograms are left out.  Builtins
+# only: no fork between the guest's marker and fio's start.
+kvm_counters() {
+	local f v
+	for f in /sys/kernel/debug/kvm/*; do
+		[ -f "$f" ] || continue
+		case ${f##*/} in *hist*) continue ;; esac
+		read -r v <"$f" 2>/dev/null || continue
+		echo "${f##*/} $v"
+	done
+}
+
+# What the guest runs (run64): per job, the virtio rows of
+# /proc/interrupts, fio between PHASE markers (the host reads its KVM
+# counters there), the interrupts again, and fio's JSON less what the
+# analysis does not read (each byte through the UART is an exit).
+guest_script() {
+	local jobs=$1 rt=$2
+	cat <<EOF
+v=\$(basename \$(readlink /sys/block/vdb/device));echo "vdb=\$v"
+i(){ echo "=== IRQ BEGIN \$1 \$2 ===";grep -E 'CPU|virtio' /proc/interrupts;echo "=== IRQ END \$1 \$2 ===";}
+for j in $jobs;do f=/jobs/\$j.fio;[ \$j = seed-virtio-blk ]&&[ $rt != 0 ]&&{ sed 's/^runtime=.*/runtime=$rt/' \$f>/tmp/s.fio;f=/tmp/s.fio;}
+i \$j before;echo "=== PHASE BEGIN \$j ===";(cd /tmp&&fio --eta=never --output-format=json --output=/tmp/o.json \$f 2>/tmp/e);r=\$?;echo "=== PHASE END \$j ===";i \$j after;head -c 300 /tmp/e
+echo "=== FIO-JSON BEGIN \$j ===";sed -n '/^{/,\$p' /tmp/o.json|awk '/[[{] *\$/||/^ *[]}]/||/"(jobname|error|io_bytes|total_ios|iops|bw|mean|runtime|50\\.000000|99\\.000000)"/{sub(/^ */,"");print}';echo "=== FIO-JSON END \$j rc=\$r ===";done
+EOF
+}
+
+# vm_argv CONFIG: the command line of one guest under CONFIG.
+vm_argv() {
+	local cfg=$1
+	case $cfg in
+	vmm-ram)
+		echo "$VMM run -c 2 -m 512 -k $K -i $I -d /tmp/boot.img -d ram:${DISK_MB}M" ;;
+	vmm-file)
+		echo "$VMM run -c 2 -m 512 -k $K -i $I -d /tmp/boot.img -d /tmp/disk.img" ;;
+	kvmtool-file)
+		echo "$LKVM run -c 2 -m 512 -k $K -i $I --virtio-transport pci --irqchip gicv3-its --network mode=none -d /tmp/boot.img -d /tmp/disk.img" ;;
+	qemu-file)
+		echo "$SYSROOT/lib/ld-linux-aarch64.so.1 --library-path $QEMU_LIBS $SYSROOT/usr/bin/qemu-system-aarch64 -L $SYSROOT/usr/share/qemu -M virt,gic-version=3 -accel kvm -cpu host -smp 2 -m 512 -nodefaults -nographic -serial stdio -monitor none -kernel $K -initrd $I -object iothread,id=io0 -drive file=/tmp/boot.img,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0 -drive file=/tmp/disk.img,if=none,id=d1,format=raw,aio=io_uring,cache=writeback -device virtio-blk-pci,drive=d1,iothread=io0" ;;
+	*)
+		echo "peers.sh: no configuration $cfg" >&2
+		return 1 ;;
+	esac
+}
+
+QEMU_LIBS=
+for d in lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu/pulseaudio usr/lib/aarch64-linux-gnu/ceph; do
+	[ -d "$SYSROOT/$d" ] && QEMU_LIBS=${QEMU_LIBS:+$QEMU_LIBS:}$SYSROOT/$d
+done
+
+# One JSON line per job of a finished boot, from its console and the
+# counters the host read at its markers.
+emit_runs() {
+	local rep=$1 pos=$2 cfg=$3 jobs=$4 rc=$5 secs=$6 con=$7 kd=$8 j n=0
+	for j in $(echo "$jobs" | tr , ' '); do
+		n=$((n + 1))
+		fj=fio/r$rep-$cfg-$j.json
+		# fio's JSON between its markers.
+		awk -v j="$j" '{ sub(/\r$/, "") }
+			$0 == "=== FIO-JSON BEGIN " j " ===" { on = 1; next }
+			on && index($0, "=== FIO-JSON END " j " rc=") == 1 { on = 0; exit }
+			on { print }' "$con" >"$OUT/$fj"
+		[ -s "$OUT/$fj" ] || { rm -f "$OUT/$fj"; fj=; }
+		awk -v j="$j" -v rep="$rep" -v pos="$pos" -v cfg="$cfg" -v jpos="$n" \
+			-v rc="$rc" -v secs="$secs" -v fj="$fj" \
+			-v kb="$kd/$j.before" -v ka="$kd/$j.after" '
+			function irq(line,   f, nf, i, s, name) {
+				nf = split(line, f, " ")
+				s = 0
+				for (i = 2; i <= 1 + ncpu && i <= nf; i++) s += f[i]
+				name = f[nf]
+				return "\"" name "\":" s
+			}
+			function kvm(path,   line, f, out) {
+				out = ""
+				while ((getline line < path) > 0) {
+					split(line, f, " ")
+					if (f[2] ~ /^[0-9]+$/)
+						out = out (out == "" ? "" : ",") "\"" f[1] "\":" f[2]
+				}
+				close(path)
+				return "{" out "}"
+			}
+			{ sub(/\r$/, "") }
+			/^vdb=/ { vdb = substr($0, 5) }
+			$0 == "=== IRQ BEGIN " j " before ===" { w = "b"; next }
+			$0 == "=== IRQ BEGIN " j " after ===" { w = "a"; next }
+			/^=== IRQ END / { w = ""; next }
+			w != "" && /CPU0/ { ncpu = NF; next }
+			w == "b" && /virtio/ { ib = ib (ib == "" ? "" : ",") irq($0) }
+			w == "a" && /virtio/ { ia = ia (ia == "" ? "" : ",") irq($0) }
+			index($0, "=== FIO-JSON END " j " rc=") == 1 {
+				frc = $0; sub(/.* rc=/, "", frc); sub(/ .*/, "", frc)
+			}
+			END {
+				printf "{\"repeat\":%d,\"pos\":%d,\"config\":\"%s\",\"job\":\"%s\",\"job_pos\":%d,", rep, pos, cfg, j, jpos
+				printf "\"rc\":%d,\"fio_rc\":%s,\"fio\":%s,\"boot_s\":%s,\"vdb\":\"%s\",", rc, frc == "" ? "null" : frc, fj == "" ? "null" : "\"" fj "\"", secs, vdb
+				printf "\"irq_before\":{%s},\"irq_after\":{%s},", ib, ia
+				printf "\"kvm_before\":%s,\"kvm_after\":%s}\n", kvm(kb), kvm(ka)
+			}' "$con" >>"$OUT/runs.jsonl"
+	done
+}
+
+# OUT/heartbeat every 20 s: the harness stops a test host that shows no
+# sign of life, and a guest may be silent for minutes.
+while :; do
+	date +%s >"$OUT/heartbeat"
+	sleep 20
+done &
+beat=$!
+trap 'kill $beat 2>/dev/null' EXIT
+
+echo "peers.sh: $(uname -r), $(nproc) CPUs, kvm debugfs: $(ls /sys/kernel/debug/kvm 2>/dev/null | grep -vc -- -)" >&2
+RT=0
+DISK_MB=1024
+BROKEN=
+while read -r a b c d; do
+	case $a in
+	'#'* | '') continue ;;
+	runtime) RT=$b; continue ;;
+	disk_mb) DISK_MB=$b; continue ;;
+	esac
+	rep=$a pos=$b cfg=$c jobs=$d
+	if [ -f "$OUT/runs.jsonl" ] && grep -q "\"repeat\":$rep,\"pos\":$pos,\"config\":\"$cfg\"" "$OUT/runs.jsonl"; then
+		continue
+	fi
+	case " $BROKEN " in
+	*" $cfg "*)
+		echo "peers.sh: repeat $rep, $cfg: skipped (an earlier boot of it gave no fio result)" >&2
+		continue ;;
+	esac
+	argv=$(vm_argv "$cfg") || exit 2
+	script=$(guest_script "$(echo "$jobs" | tr , ' ')" "$RT")
+	# QEMU's virt machine has a PL011 (ttyAMA0); ours and kvmtool an 8250.
+	case $cfg in
+	qemu-*) params="console=ttyAMA0 quiet panic=-1 run64=$(b64 "$script")" ;;
+	*) params="$BASE run64=$(b64 "$script")" ;;
+	esac
+	rm -f /tmp/disk.img /tmp/boot.img
+	truncate -s 8M /tmp/boot.img
+	truncate -s "${DISK_MB}M" /tmp/disk.img
+	kd=$OUT/tmp/k-$rep-$cfg
+	rm -rf "$kd"
+	mkdir -p "$kd"
+	con=$OUT/tmp/r$rep-$cfg.txt
+	echo "peers.sh: repeat $rep, #$pos: $cfg: $jobs" >&2
+	read -r t0 _ </proc/uptime
+	# The console through a loop that reads the KVM counters at the
+	# guest's PHASE markers.
+	limit=$RUN_TIMEOUT
+	pflag=-p
+	case $cfg in qemu-*) limit=${QEMU_TIMEOUT:-300} pflag=-append ;; esac
+	{ timeout -s TERM "$limit" $argv $pflag "$params" </dev/null 2>&1; echo "=== VM EXIT rc=$? ==="; } |
+		while IFS= read -r line; do
+			case $line in
+			"=== PHASE BEGIN "*) j=${line#=== PHASE BEGIN }; j=${j% ===*}; kvm_counters >"$kd/$j.before" ;;
+			"=== PHASE END "*) j=${line#=== PHASE END }; j=${j% ===*}; kvm_counters >"$kd/$j.after" ;;
+			esac
+			printf "%s\n" "$line"
+		done >"$con"
+	read -r t1 _ </proc/uptime
+	rc=$(sed -n 's/^=== VM EXIT rc=\([0-9]*\) ===.*/\1/p' "$con" | tail -n 1)
+	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	echo "peers.sh: repeat $rep, $cfg: status ${rc:-?}, ${secs} s" >&2
+	emit_runs "$rep" "$pos" "$cfg" "$jobs" "${rc:-255}" "$secs" "$con" "$kd"
+	# A configuration that gave no fio result at all (it does not start
+	# here: QEMU's libraries, KVM's refusal) is not tried again in this
+	# boot; its runs are listed as missing.
+	grep -q '=== FIO-JSON END .* rc=0 ===' "$con" || BROKEN="$BROKEN $cfg"
+	# The console, kept small: fio's JSON is in OUT/fio already.
+	awk '/=== FIO-JSON BEGIN/ { skip = 1 } !skip { print } /=== FIO-JSON END/ { skip = 0 }' "$con" |
+		gzip -c >"$OUT/console/r$rep-$cfg.txt.gz"
+	rm -rf "$con" "$kd"
+done <"$OUT/plan.txt"
+rm -f /tmp/disk.img /tmp/boot.img
+rmdir "$OUT/tmp" 2>/dev/null
+exit 0

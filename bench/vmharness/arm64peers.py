@@ -1,0 +1,438 @@
+"""Our arm64 VMM beside kvmtool (and QEMU) in one arm64 test-host boot
+(issue 38, item 6): `bench/vmbench arm64-peers`.
+
+The runs themselves are bench/arm64/peers.sh, a busybox sh script inside
+the arm64 test host (no Python there).  This module writes its plan
+(OUT/plan.txt: per repeat, the configurations in an order shuffled with
+the recorded seed, and each guest's jobs shuffled too), boots the test
+host (testhost.run_with_reboots, arch="arm64"; a second boot goes on
+where the first stopped) and analyses what the script leaves:
+OUT/runs.jsonl (one line per configuration, repeat and job) and
+OUT/fio/*.json.
+
+Configurations (peers.sh says how each is started):
+  vmm-ram       ours, the data disk our RAM disk (ram:1G)
+  vmm-file      ours, the data disk a 1 GiB file on the test host's tmpfs
+  kvmtool-file  kvmtool, the same file (kvmtool has no RAM disk)
+  qemu-file     QEMU 7.2 (Debian's arm64 build, unpacked with its
+                libraries by bench/arm64/qemu-sysroot.sh), the same file,
+                an iothread, aio=io_uring, cache=writeback
+The like-for-like pairs are the *-file ones (the same backing file, page
+cache, no O_DIRECT: tmpfs has none in 6.1); vmm-ram against a *-file peer
+compares our RAM disk with the peer's nearest equivalent.
+
+Analysis: per job and fio phase, each configuration's IOPS and mean
+completion latency (mean, sd, 95% interval on the log scale), and for
+each comparison the per-repeat ratios' geometric mean with its 95% t
+interval on the log scale and the paired t-test (stats.paired_ratio);
+per request (over the whole job): the guest's interrupts on the data
+disk's vectors (/proc/interrupts deltas) and this test host's KVM exits
+(debugfs counters, read at the guest's PHASE markers).  Issue 38's
+target, at least 1.5x kvmtool's IOPS and at least QEMU's on every job,
+is checked against each like-for-like ratio and its interval.
+"""
+import json
+import os
+import random
+import statistics
+import sys
+import time
+
+from . import paths, testhost
+from .report import fio_figures, fmt, fmt_p, load_fio
+from .stats import ALPHA, mean_interval, paired_ratio
+
+RUNNER = os.path.join("bench", "arm64", "peers.sh")
+CONFIGS = ("vmm-ram", "vmm-file", "kvmtool-file", "qemu-file")
+JOBS = ("randread-4k", "randwrite-4k", "seed-virtio-blk")
+# (baseline, other, like-for-like, target of issue 38: other/baseline IOPS)
+COMPARISONS = (
+    ("kvmtool-file", "vmm-file", True, 1.5),
+    ("kvmtool-file", "vmm-ram", False, 1.5),
+    ("qemu-file", "vmm-file", True, 1.0),
+    ("qemu-file", "vmm-ram", False, 1.0),
+    ("vmm-file", "vmm-ram", False, None),
+)
+# The KVM counters (debugfs, arm64 6.1) reported per request.
+KVM_FIGURES = ("exits", "mmio_exit_user", "mmio_exit_kernel", "wfi_exit_stat",
+               "hvc_exit_stat", "halt_wakeup", "signal_exits")
+# The kinds of exit arm64 KVM counts apart (each is also in "exits").
+KINDED_EXITS = ("mmio_exit_user", "mmio_exit_kernel", "wfi_exit_stat", "wfe_exit_stat",
+                "hvc_exit_stat", "signal_exits")
+BOOTS = 3
+STALL_S = 900
+
+
+# ---- the plan -----------------------------------------------------------------
+
+def make_plan(configs, jobs, repeats, seed, checks=()):
+    """[(repeat, pos, config, [jobs])]: in each repeat every configuration
+    once, in an order shuffled with SEED (so is each guest's job order);
+    pos counts the guest boots from 1.  CHECKS [(config, [jobs])] come
+    first, as repeat 0: one boot each, outside the paired design (does a
+    configuration run here at all)."""
+    rng = random.Random(seed)
+    plan = [(0, -i, c, list(js)) for i, (c, js) in enumerate(checks)]
+    pos = 0
+    for rep in range(1, repeats + 1):
+        order = list(configs)
+        rng.shuffle(order)
+        for c in order:
+            js = list(jobs)
+            rng.shuffle(js)
+            pos += 1
+            plan.append((rep, pos, c, js))
+    return plan
+
+
+def plan_text(plan, seed, seed_runtime, disk_mb):
+    """OUT/plan.txt as peers.sh reads it."""
+    lines = ["# bench/vmbench arm64-peers plan, seed %d" % seed,
+             "runtime %d" % seed_runtime, "disk_mb %d" % disk_mb]
+    lines += ["%d %d %s %s" % (rep, pos, c, ",".join(js)) for rep, pos, c, js in plan]
+    return "\n".join(lines) + "\n"
+
+
+def read_plan(out):
+    """The plan of OUT/plan.txt: ([(repeat, pos, config, [jobs])], {runtime, disk_mb})."""
+    plan, opts = [], {}
+    with open(os.path.join(out, "plan.txt")) as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            if w[0] in ("runtime", "disk_mb"):
+                opts[w[0]] = int(w[1])
+                continue
+            plan.append((int(w[0]), int(w[1]), w[2], w[3].split(",")))
+    return plan, opts
+
+
+def load_runs(out):
+    """OUT/runs.jsonl's lines (a torn last line, from a test host that
+    died while writing it, is left out)."""
+    runs = []
+    try:
+        with open(os.path.join(out, "runs.jsonl")) as f:
+            for line in f:
+                try:
+                    runs.append(json.loads(line))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return runs
+
+
+def all_done(out):
+    """Whether runs.jsonl holds a line for every job of the plan."""
+    plan, _ = read_plan(out)
+    have = {(r["repeat"], r["config"], r["job"]) for r in load_runs(out)}
+    return all((rep, c, j) in have for rep, _, c, js in plan for j in js)
+
+
+# ---- one run's figures -----------------------------------------------------------
+
+def irq_total(run):
+    """Interrupts the guest took on its data disk's vectors (vdb's virtio
+    device: "virtioN-req.Q", "virtioN-config", or "virtioN" with INTx)
+    during fio; None without both readings."""
+    dev = run.get("vdb")
+    before, after = run.get("irq_before") or {}, run.get("irq_after") or {}
+    if not dev or not after:
+        return None
+    mine = [k for k in after if k == dev or k.startswith(dev + "-")]
+    if not mine:
+        return None
+    return sum(after[k] - before.get(k, 0) for k in mine)
+
+
+def kvm_deltas(run):
+    """{counter: after - before} of the test host's KVM counters over fio."""
+    b, a = run.get("kvm_before") or {}, run.get("kvm_after") or {}
+    return {k: a[k] - b[k] for k in a if k in b}
+
+
+def run_figures(out, run):
+    """{"phases": {(phase, dir): fio figures}, "ios": I/Os of the whole
+    job, "per_req": {name: per I/O}} of one run, or None when it has no
+    usable fio result (the reason in "error")."""
+    if run.get("rc") != 0 or run.get("fio_rc") != 0 or not run.get("fio"):
+        return {"error": "VMM status %s, fio status %s%s" % (
+            run.get("rc"), run.get("fio_rc"), "" if run.get("fio") else ", no fio JSON")}
+    data = load_fio(os.path.join(out, run["fio"]))
+    if data is None:
+        return {"error": "fio's JSON unreadable"}
+    try:
+        phases = fio_figures(data)
+    except ValueError as e:
+        return {"error": str(e)}
+    ios = sum(p["ios"] for p in phases.values())
+    per_req = {}
+    if ios:
+        irq = irq_total(run)
+        if irq is not None:
+            per_req["interrupts"] = irq / ios
+        kd = kvm_deltas(run)
+        for k, v in kd.items():
+            if k in KVM_FIGURES:
+                per_req[k] = v / ios
+        if "exits" in kd:
+            # Exits of no kind counted apart: interrupts on the test
+            # host's CPU (its timer, the IPIs that kick a vCPU to take an
+            # interrupt) and traps KVM handles itself.
+            per_req["other_exits"] = (kd["exits"] - sum(kd.get(k, 0) for k in KINDED_EXITS)) / ios
+    return {"phases": phases, "ios": ios, "per_req": per_req}
+
+
+# ---- analysis ---------------------------------------------------------------------
+
+def collect(out, runs):
+    """({(job, phase, dir): {config: {repeat: figures}}}, {job: {config:
+    {repeat: per_req}}}, [problems])."""
+    rows, per_req, problems = {}, {}, []
+    for r in runs:
+        f = run_figures(out, r)
+        if "error" in f:
+            problems.append("repeat %d, %s, %s: %s" % (r["repeat"], r["config"], r["job"], f["error"]))
+            continue
+        for (phase, d), figs in f["phases"].items():
+            rows.setdefault((r["job"], phase, d), {}).setdefault(r["config"], {})[r["repeat"]] = figs
+        per_req.setdefault(r["job"], {}).setdefault(r["config"], {})[r["repeat"]] = f["per_req"]
+    return rows, per_req, problems
+
+
+def missing(plan, runs):
+    """Sentences for each planned (repeat, configuration, job) without a line."""
+    have = {(r["repeat"], r["config"], r["job"]) for r in runs}
+    return ["repeat %d, %s, %s: never ran (no line in runs.jsonl)" % (rep, c, j)
+            for rep, _, c, js in plan for j in js if (rep, c, j) not in have]
+
+
+def compare(by_cfg, base, other, key):
+    """paired_ratio of OTHER / BASE of figure KEY over the repeats both have."""
+    b, o = by_cfg.get(base, {}), by_cfg.get(other, {})
+    return paired_ratio([(b[k][key], o[k][key]) for k in sorted(o)
+                         if k in b and b[k].get(key) is not None and o[k].get(key) is not None])
+
+
+def fmt_ratio(r):
+    if r["ratio"] is None:
+        return "-"
+    if r["lo"] is None:
+        return "%.2fx (n=%d)" % (r["ratio"], r["n"])
+    return "%.2fx [%.2f-%.2f] p%s%s n=%d" % (r["ratio"], r["lo"], r["hi"], fmt_p(r["p"]),
+                                            " **sig**" if r["p"] < ALPHA else " ns", r["n"])
+
+
+def verdict(r, target):
+    """Whether a ratio meets TARGET, in words, from its interval."""
+    if r["ratio"] is None:
+        return "no data"
+    if r["lo"] is None:
+        return "%s by the one pair (no interval)" % ("met" if r["ratio"] >= target else "not met")
+    if r["lo"] >= target:
+        return "met (the interval's low end %.2f >= %.2g)" % (r["lo"], target)
+    if r["hi"] < target:
+        return "not met (the interval's high end %.2f < %.2g)" % (r["hi"], target)
+    return "%s by the point estimate only (the interval %.2f-%.2f spans %.2g)" % (
+        "met" if r["ratio"] >= target else "not met", r["lo"], r["hi"], target)
+
+
+def row_title(job, phase, d):
+    return job if phase == job else "%s / %s" % (job, phase)
+
+
+def analyse_data(out, plan, runs, meta=None):
+    """The report (markdown) and its figures (a dict for summary.json)."""
+    meta = meta or {}
+    rows, per_req, problems = collect(out, runs)
+    problems += missing(plan, runs)
+    configs = [c for c in CONFIGS if any(c in v for v in rows.values())]
+    comps = [c for c in COMPARISONS if c[0] in configs and c[1] in configs]
+    job_order = [j for j in JOBS if any(k[0] == j for k in rows)] + sorted(
+        {k[0] for k in rows} - set(JOBS))
+    seen = list(rows)  # fio's own order of a job's phases
+    keys = sorted(rows, key=lambda k: (job_order.index(k[0]), seen.index(k)))
+    md, summary = [], {"rows": [], "per_request": [], "comparisons": [], "problems": problems}
+    md.append("## bench/vmbench arm64-peers: %s\n" % os.path.basename(os.path.abspath(out)))
+    for k, label in (("command", "Command"), ("date", "Date"), ("machine", "Machine"),
+                     ("seed", "Order seed"), ("repeats", "Repeats"), ("seed_runtime", "Seed job runtime override (s per phase, 0 = the job file's)"),
+                     ("took_s", "Took (s, test-host boots included)"), ("boots", "Test-host boots")):
+        if meta.get(k) is not None:
+            md.append("- %s: %s" % (label, meta[k]))
+    md.append("- Runs with a result: %d of %d planned (configuration x repeat x job)"
+              % (sum(1 for r in runs if "error" not in run_figures(out, r)),
+                 sum(len(js) for _, _, _, js in plan)))
+    md.append("")
+    md.append("Each cell: mean ± sd [95% interval, t on the log scale] (n runs).  "
+              "Ratios: OTHER / BASE paired by repeat, the geometric mean of the "
+              "per-repeat ratios [95% t interval on the log scale], paired t-test "
+              "p, **sig** when p < 0.05.  Like-for-like: vmm-file against "
+              "kvmtool-file and qemu-file (the same file on the test host's tmpfs); "
+              "vmm-ram is our RAM disk.  Repeat 0 (if any): a check, one boot "
+              "outside the paired design, in the means only.\n")
+    md.append("### IOPS and mean completion latency\n")
+    md.append("| job / phase (dir) | " + " | ".join(
+        "%s IOPS | %s lat (us)" % (c, c) for c in configs) + " |")
+    md.append("|---|" + "---|---|" * len(configs))
+    for key in keys:
+        by = rows[key]
+        cells = []
+        for c in configs:
+            for fig in ("iops", "lat_mean_us"):
+                xs = [v[fig] for v in by.get(c, {}).values()]
+                n, m, sd, ci = mean_interval(xs)
+                if not n:
+                    cells.append("-")
+                elif sd is None:
+                    cells.append("%s (n=1)" % fmt(m, fig))
+                else:
+                    cells.append("%s ± %s [%s, %s] (%d)" % (fmt(m, fig), fmt(sd, fig), fmt(ci[0], fig),
+                                                             fmt(ci[1], fig), n))
+                summary["rows"].append({"job": key[0], "phase": key[1], "dir": key[2], "config": c,
+                                        "figure": fig, "n": n, "mean": m, "sd": sd,
+                                        "ci95": list(ci), "values": xs})
+        md.append("| %s (%s) | %s |" % (row_title(*key), key[2], " | ".join(cells)))
+    md.append("")
+    md.append("### IOPS ratios\n")
+    md.append("| job / phase | " + " | ".join("%s / %s%s" % (o, b, " (like-for-like)" if ll else "")
+                                             for b, o, ll, _ in comps) + " |")
+    md.append("|---|" + "---|" * len(comps))
+    words = []
+    for key in keys:
+        cells = []
+        for b, o, ll, target in comps:
+            r = compare(rows[key], b, o, "iops")
+            lat = compare(rows[key], b, o, "lat_mean_us")
+            cells.append(fmt_ratio(r))
+            entry = {"job": key[0], "phase": key[1], "dir": key[2], "base": b, "other": o,
+                     "like_for_like": ll, "figure": "iops", "target": target, **r}
+            if target is not None:
+                entry["target_verdict"] = verdict(r, target)
+            summary["comparisons"].append(entry)
+            summary["comparisons"].append({"job": key[0], "phase": key[1], "dir": key[2], "base": b,
+                                           "other": o, "like_for_like": ll,
+                                           "figure": "lat_mean_us", **lat})
+            if r["ratio"] is not None:
+                s = "%s (%s), IOPS %s / %s%s: %s" % (row_title(*key), key[2], o, b,
+                                                       " (like-for-like)" if ll else "", fmt_ratio(r))
+                if r["p"] is not None:
+                    s += ", %s" % ("not significant" if r["p"] >= ALPHA else "significantly %s" % (
+                        "higher" if r["ratio"] > 1 else "lower"))
+                if target is not None:
+                    s += "; issue 38's target (>= %gx): %s" % (target, verdict(r, target))
+                words.append(s)
+        md.append("| %s (%s) | %s |" % (row_title(*key), key[2], " | ".join(cells)))
+    md.append("")
+    md.append("### Per request (the whole job; interrupts: the guest's, on the data "
+              "disk's vectors; exits: this test host's KVM, debugfs)\n")
+    figs = ["interrupts"] + list(KVM_FIGURES) + ["other_exits"]
+    md.append("| job | config | n | " + " | ".join(figs) + " |")
+    md.append("|---|---|---|" + "---|" * len(figs))
+    for job in job_order:
+        for c in configs:
+            reps = per_req.get(job, {}).get(c, {})
+            if not reps:
+                continue
+            cells = []
+            for fg in figs:
+                xs = [v[fg] for v in reps.values() if fg in v]
+                n, m, sd, _ = mean_interval(xs)
+                cells.append("-" if not n else "%.3f" % m + ("" if sd is None else " ± %.3f" % sd))
+                summary["per_request"].append({"job": job, "config": c, "figure": fg, "n": n,
+                                               "mean": m, "sd": sd, "values": xs})
+            md.append("| %s | %s | %d | %s |" % (job, c, len(reps), " | ".join(cells)))
+    md.append("")
+    md.append("| job | ratio | interrupts per request | exits per request |")
+    md.append("|---|---|---|---|")
+    for job in job_order:
+        for b, o, ll, _ in comps:
+            by = per_req.get(job, {})
+            ri, rx = compare(by, b, o, "interrupts"), compare(by, b, o, "exits")
+            if ri["ratio"] is None and rx["ratio"] is None:
+                continue
+            md.append("| %s | %s / %s | %s | %s |" % (job, o, b, fmt_ratio(ri), fmt_ratio(rx)))
+            for fg, r in (("interrupts", ri), ("exits", rx)):
+                summary["comparisons"].append({"job": job, "base": b, "other": o, "like_for_like": ll,
+                                               "figure": fg + "_per_request", **r})
+    md.append("")
+    if words:
+        md.append("### In words (written from the figures above)\n")
+        md += ["- " + w + "." for w in words]
+        md.append("")
+    if problems:
+        md.append("### Failed or missing runs (%d)\n" % len(problems))
+        md += ["- " + p for p in problems]
+        md.append("")
+    return "\n".join(md), summary
+
+
+def analyse(out):
+    """Analyse OUT (table.md, summary.json); returns table.md's text."""
+    plan, opts = read_plan(out)
+    runs = load_runs(out)
+    meta = {}
+    try:
+        with open(os.path.join(out, "meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        pass
+    meta.setdefault("seed_runtime", opts.get("runtime"))
+    text, summary = analyse_data(out, plan, runs, meta)
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    return text
+
+
+# ---- running it ---------------------------------------------------------------------
+
+def run(args):
+    """bench/vmbench arm64-peers: the plan, the test-host boot(s), the analysis."""
+    t0 = time.time()
+    out = args.out
+    os.makedirs(out, exist_ok=True)
+    if not os.path.exists(os.path.join(out, "plan.txt")):
+        plan = make_plan(args.config, args.job, args.repeats, args.seed,
+                         [(c.split(":")[0], c.split(":")[1].split("+")) for c in args.check or ()])
+        with open(os.path.join(out, "plan.txt"), "w") as f:
+            f.write(plan_text(plan, args.seed, args.seed_runtime, args.disk_mb))
+    meta = {"command": " ".join(["bench/vmbench"] + args.argv), "seed": args.seed,
+            "repeats": args.repeats, "configs": args.config, "jobs": args.job,
+            "seed_runtime": args.seed_runtime, "disk_mb": args.disk_mb,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "machine": "%d-core %s host; arm64 test host: QEMU TCG aarch64, nested KVM" % (
+                os.cpu_count(), os.uname().machine),
+            "load_before": os.getloadavg()}
+    boots = [0]
+
+    def argv():
+        boots[0] += 1
+        return ["sh", RUNNER, out]
+    # A boot that ends with runs left (the test host died) is booted
+    # again; peers.sh skips the runs already recorded.
+    rc, used = testhost.run_with_reboots(argv, out, lambda rc: rc == 0 or all_done(out),
+                                         boots=args.boots, timeout_s=args.timeout,
+                                         stall_s=STALL_S, arch="arm64")
+    meta.update(took_s=round(time.time() - t0), boots=used, testhost_rc=rc,
+                load_after=os.getloadavg())
+    with open(os.path.join(out, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    sys.stdout.write(analyse(out))
+    return 0 if rc == 0 else 1
+
+
+def default_out():
+    return os.path.join(paths.REPO, "bench", "results",
+                        "arm64-peers-" + time.strftime("%Y%m%d-%H%M", time.gmtime()))
+
+
+def is_result(out):
+    """Whether OUT is an arm64-peers directory (its plan.txt's first line)."""
+    try:
+        with open(os.path.join(out, "plan.txt")) as f:
+            return "arm64-peers" in f.readline()
+    except OSError:
+        return False
