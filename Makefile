@@ -87,6 +87,11 @@ TOOLS     := $(O)/tests/no-uring
 ifeq ($(CROSS_STATIC),)
 all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN) $(TOOLS)
 else
+# Cross-built: the VMM; `make ARCH=arm64 unit` builds the unit tests of
+# everything but the x86 machine's models and runs them in the arm64 test
+# host (tests/arm64-unit.sh).
+X86_TESTS := test_boot test_mptable test_pci_host test_serial
+TEST_BIN := $(filter-out $(X86_TESTS:%=$(O)/tests/%),$(TEST_BIN))
 all: $(O)/vmm
 endif
 
@@ -138,20 +143,29 @@ $(O)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(TEST_SUP_OBJ) $(O)
 # the VMM has no use for it.
 $(O)/tests/test_json $(O)/fuzz-replay/fuzz_json: $(O)/bench/json.o
 
+ifeq ($(CROSS_STATIC),)
 unit: $(TEST_BIN)
 	@tests/run-unit.sh $(TEST_BIN)
+else
+unit: $(TEST_BIN)
+	@tests/arm64-unit.sh $(abspath $(O)/lib) $(abspath $(TEST_BIN))
+endif
 
 fuzz-replay: $(FUZZ_REPLAY)
 	@tests/run-unit.sh $(FUZZ_REPLAY:%=replay:%)
 
 # Everything that needs no guest: KVM smoke tests with tiny guests (in the
-# test host where this host has no usable /dev/kvm), the arm64 VMM built
-# and its checks that need no KVM (tests/smoke/arm64.sh), unit and
-# harness tests, fuzz-corpus replay.
+# test host where this host has no usable /dev/kvm), unit and harness
+# tests, fuzz-corpus replay; and (plain build only) the arm64 VMM built,
+# its checks that need no KVM (tests/smoke/arm64.sh) and the unit tests
+# built for arm64, run in the arm64 test host (tests/arm64-unit.sh).
 check: all $(FUZZ_REPLAY)
 	@SMOKE_SAN=$(SAN) tests/smoke/run.sh $(abspath $(O)/vmm)
-	$(MAKE) --no-print-directory ARCH=arm64 SAN=
+ifeq ($(SAN),)
+	$(MAKE) --no-print-directory ARCH=arm64
 	@tests/smoke/arm64.sh $(abspath build/arm64/vmm)
+	$(MAKE) --no-print-directory ARCH=arm64 unit
+endif
 	@/usr/bin/python3 -m pytest -q -p no:cacheprovider --color=no tests/py
 	@tests/run-unit.sh $(TEST_BIN) $(FUZZ_REPLAY:%=replay:%)
 

@@ -20,7 +20,10 @@ for t in "$@"; do
 		set -- "$t"
 		;;
 	esac
-	if timeout -k 10 "${UNIT_TIMEOUT:-600}" "$@"; then
+	# UNIT_RUNNER: a prefix, such as a loader with its library folder
+	# for binaries whose libraries are not installed (tests/arm64-unit.sh).
+	# shellcheck disable=SC2086
+	if timeout -k 10 "${UNIT_TIMEOUT:-600}" ${UNIT_RUNNER:-} "$@"; then
 		pass=$((pass + 1))
 	else
 		rc=$?

@@ -16,7 +16,7 @@ int vm_fail(char *msg, size_t msglen, const char *what, int err)
 	return -err;
 }
 
-int vm_open(struct vm *vm, unsigned long type, char *msg, size_t msglen)
+int vm_open(struct vm *vm, char *msg, size_t msglen)
 {
 	int v;
 
@@ -34,7 +34,7 @@ int vm_open(struct vm *vm, unsigned long type, char *msg, size_t msglen)
 	/* KVM_CREATE_VM may fail with EINTR (seen in the test host, with
 	 * no signal sent; QEMU and Firecracker retry it too): a few tries. */
 	for (int i = 0; i < 5; i++) {
-		vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, type);
+		vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
 		if (vm->vm_fd >= 0 || errno != EINTR)
 			break;
 	}
@@ -65,7 +65,7 @@ int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t offset)
 {
 	uint8_t *hva = vm->ram + offset;
 	struct kvm_userspace_memory_region r = {
-		.slot = vm->nslots, .guest_phys_addr = gpa, .memory_size = size,
+		.slot = vm->nmemslots, .guest_phys_addr = gpa, .memory_size = size,
 		.userspace_addr = (uintptr_t)hva,
 	};
 
@@ -73,7 +73,7 @@ int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t offset)
 		return -EINVAL;
 	if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
 		return -errno;
-	vm->nslots++;
+	vm->nmemslots++;
 	return gmem_add(&vm->mem, gpa, size, hva);
 }
 

@@ -29,14 +29,13 @@ struct vm {
 	unsigned int msi_base;   /* first MSI GSI (set by the architecture) */
 	unsigned int nr_msi;     /* MSI GSIs handed out */
 	bool msi_devid;          /* MSI routes carry the requester id (ITS) */
-	unsigned int nslots;
+	unsigned int nmemslots;  /* KVM memory slots used */
 };
 
 /* One line "what: strerror(err)" in msg; returns -err. */
 int vm_fail(char *msg, size_t msglen, const char *what, int err);
-/* 0 or -errno with one line in msg; KVM_CREATE_VM's type (0, or the
- * IPA size on arm64). */
-int vm_open(struct vm *vm, unsigned long type, char *msg, size_t msglen);
+/* 0 or -errno with one line in msg. */
+int vm_open(struct vm *vm, char *msg, size_t msglen);
 void vm_close(struct vm *vm);
 int vm_max_vcpus(struct vm *vm);
 /* Map mem bytes of guest RAM (2 MiB aligned, huge pages where the host

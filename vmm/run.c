@@ -112,7 +112,7 @@ static int machine_build(struct machine *m, struct blk_dev **disks,
 	char msg[256];
 	int r;
 
-	r = vm_open(&m->vm, 0, msg, sizeof(msg));
+	r = vm_open(&m->vm, msg, sizeof(msg));
 	if (r) {
 		pr_err("%s", msg);
 		return r;

@@ -25,24 +25,33 @@
 			return r_;                                      \
 	} while (0)
 
+/* Arrays of cells written big-endian straight into the tree's room for
+ * the property (libfdt's placeholder).  A property's value is 4-byte
+ * aligned only: 64-bit values are copied in. */
 static int prop_u64s(void *fdt, const char *name, const uint64_t *v,
 		     unsigned int n)
 {
-	fdt64_t be[8];
+	uint8_t *p;
+	int r = fdt_property_placeholder(fdt, name, (int)(n * 8), (void **)&p);
 
-	for (unsigned int i = 0; i < n && i < 8; i++)
-		be[i] = cpu_to_fdt64(v[i]);
-	return fdt_property(fdt, name, be, (int)(n * sizeof(be[0])));
+	for (unsigned int i = 0; !r && i < n; i++) {
+		fdt64_t be = cpu_to_fdt64(v[i]);
+
+		memcpy(p + 8 * i, &be, 8);
+	}
+	return r;
 }
 
 static int prop_cells(void *fdt, const char *name, const uint32_t *v,
 		      unsigned int n)
 {
-	fdt32_t be[256];
+	fdt32_t *p;
+	int r = fdt_property_placeholder(fdt, name, (int)(n * sizeof(*p)),
+					 (void **)&p);
 
-	for (unsigned int i = 0; i < n && i < 256; i++)
-		be[i] = cpu_to_fdt32(v[i]);
-	return fdt_property(fdt, name, be, (int)(n * sizeof(be[0])));
+	for (unsigned int i = 0; !r && i < n; i++)
+		p[i] = cpu_to_fdt32(v[i]);
+	return r;
 }
 
 static int fdt_cpus(void *fdt, const struct arm64_fdt *c)

@@ -22,8 +22,8 @@ static inline unsigned int arm64_spi_irq(unsigned int spi)
 /* The in-kernel GICv3 and its ITS (arch/arm64/vmm/gic.c): created with
  * their addresses before the vCPUs, initialised after.  0 or -errno
  * with one line in msg. */
-int arm64_gic_create(struct vm *vm, unsigned int ncpus, int *gic_fd,
-		     int *its_fd, char *msg, size_t msglen);
+int arm64_gic_create(struct vm *vm, int *gic_fd, int *its_fd, char *msg,
+		     size_t msglen);
 int arm64_gic_init(int gic_fd, int its_fd, char *msg, size_t msglen);
 
 /* vCPU set-up (arch/arm64/vmm/vcpu.c): KVM_ARM_VCPU_INIT with PSCI 0.2

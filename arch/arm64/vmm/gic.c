@@ -33,13 +33,12 @@ static int dev_addr(int fd, uint64_t type, uint64_t addr)
 	return dev_attr(fd, KVM_DEV_ARM_VGIC_GRP_ADDR, type, &addr);
 }
 
-int arm64_gic_create(struct vm *vm, unsigned int ncpus, int *gic_fd,
-		     int *its_fd, char *msg, size_t msglen)
+int arm64_gic_create(struct vm *vm, int *gic_fd, int *its_fd, char *msg,
+		     size_t msglen)
 {
 	uint32_t nr_irqs = ARM64_NR_IRQS;
 	int r;
 
-	(void)ncpus; /* the redistributors' region is sized by KVM */
 	*gic_fd = *its_fd = -1;
 	r = dev_create(vm, KVM_DEV_TYPE_ARM_VGIC_V3, gic_fd);
 	if (r) {

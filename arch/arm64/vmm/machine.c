@@ -96,7 +96,7 @@ int arch_machine_build(struct machine *m, struct blk_dev **disks,
 	m->arch->gic_fd = m->arch->its_fd = -1;
 	r = arm64_ram(m, msg, sizeof(msg));
 	if (!r)
-		r = arm64_gic_create(&m->vm, m->cfg->cpus, &m->arch->gic_fd,
+		r = arm64_gic_create(&m->vm, &m->arch->gic_fd,
 				     &m->arch->its_fd, msg, sizeof(msg));
 	if (!r)
 		r = arm64_boot_layout(&k->im, ARM64_RAM_BASE, m->cfg->mem,

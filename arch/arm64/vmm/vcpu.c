@@ -51,7 +51,8 @@ int arm64_vcpu_init(struct vm *vm, int fd, unsigned int id, uint64_t *mpidr)
 
 	if (!r)
 		r = get_reg(fd, MPIDR_EL1, mpidr);
-	*mpidr &= MPIDR_AFF_MASK;
+	if (!r)
+		*mpidr &= MPIDR_AFF_MASK;
 	return r;
 }
 
