@@ -42,6 +42,9 @@ vm() {
 	shift 2
 	mkdir -p "$d"
 	echo "arm64 e2e: $name: $*" >&2
+	# A sign of life for the harness's stall detector at each VM's start;
+	# a VM lasts CASE_TIMEOUT at most, less than its stall limit.
+	date +%s >"$OUT/heartbeat"
 	timeout -s TERM "$CASE_TIMEOUT" "$VMM" run -v -k "$K" -i "$I" "$@" \
 		<"$in" >"$d/console" 2>"$d/stderr"
 	echo $? >"$d/rc"
@@ -152,15 +155,6 @@ PANIC='for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor):$(cat $d/device)"
 case_panic() {
 	vm panic /dev/null -c 1 -m 512 -p "$BASE run64=$(b64 "$PANIC")"
 }
-
-# OUT/heartbeat every 20 s: the harness stops a test host that shows no
-# sign of life, and a guest may be silent for minutes.
-while :; do
-	date +%s >"$OUT/heartbeat"
-	sleep 20
-done &
-beat=$!
-trap 'kill $beat 2>/dev/null' EXIT
 
 ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic"
 [ $# -gt 0 ] || set -- $ALL
