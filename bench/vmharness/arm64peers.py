@@ -34,12 +34,11 @@ is checked against each like-for-like ratio and its interval.
 import json
 import os
 import random
-import statistics
 import sys
 import time
 
 from . import paths, testhost
-from .report import fio_figures, fmt, fmt_p, load_fio
+from .report import cell_value, fio_figures, fmt_p, load_fio, section_title
 from .stats import ALPHA, mean_interval, paired_ratio
 
 RUNNER = os.path.join("bench", "arm64", "peers.sh")
@@ -60,6 +59,10 @@ KVM_FIGURES = ("exits", "mmio_exit_user", "mmio_exit_kernel", "wfi_exit_stat",
 KINDED_EXITS = ("mmio_exit_user", "mmio_exit_kernel", "wfi_exit_stat", "wfe_exit_stat",
                 "hvc_exit_stat", "signal_exits")
 BOOTS = 3
+# The stall limit of a test-host boot: bench/arm64/peers.sh writes
+# OUT/heartbeat as each guest boot starts and bounds each boot below this
+# (its RUN_TIMEOUT and QEMU_TIMEOUT), so only a test host that locked up
+# stays silent this long.
 STALL_S = 900
 
 
@@ -126,9 +129,7 @@ def load_runs(out):
 
 def all_done(out):
     """Whether runs.jsonl holds a line for every job of the plan."""
-    plan, _ = read_plan(out)
-    have = {(r["repeat"], r["config"], r["job"]) for r in load_runs(out)}
-    return all((rep, c, j) in have for rep, _, c, js in plan for j in js)
+    return not missing(read_plan(out)[0], load_runs(out))
 
 
 # ---- one run's figures -----------------------------------------------------------
@@ -239,14 +240,18 @@ def verdict(r, target):
         "met" if r["ratio"] >= target else "not met", r["lo"], r["hi"], target)
 
 
-def row_title(job, phase, d):
-    return job if phase == job else "%s / %s" % (job, phase)
+def row_title(key):
+    """"job / phase (dir)" of a row's KEY (job, phase, dir), as vmbench's
+    report titles its sections."""
+    job, phase, d = key
+    return section_title({"job": job, "phase": phase, "dir": d, "params": ""})
 
 
 def analyse_data(out, plan, runs, meta=None):
     """The report (markdown) and its figures (a dict for summary.json)."""
     meta = meta or {}
     rows, per_req, problems = collect(out, runs)
+    with_result = len(runs) - len(problems)  # collect: one problem per run without
     problems += missing(plan, runs)
     configs = [c for c in CONFIGS if any(c in v for v in rows.values())]
     comps = [c for c in COMPARISONS if c[0] in configs and c[1] in configs]
@@ -262,8 +267,7 @@ def analyse_data(out, plan, runs, meta=None):
         if meta.get(k) is not None:
             md.append("- %s: %s" % (label, meta[k]))
     md.append("- Runs with a result: %d of %d planned (configuration x repeat x job)"
-              % (sum(1 for r in runs if "error" not in run_figures(out, r)),
-                 sum(len(js) for _, _, _, js in plan)))
+              % (with_result, sum(len(js) for _, _, _, js in plan)))
     md.append("")
     md.append("Each cell: mean ± sd [95% interval, t on the log scale] (n runs).  "
               "Ratios: OTHER / BASE paired by repeat, the geometric mean of the "
@@ -283,17 +287,11 @@ def analyse_data(out, plan, runs, meta=None):
             for fig in ("iops", "lat_mean_us"):
                 xs = [v[fig] for v in by.get(c, {}).values()]
                 n, m, sd, ci = mean_interval(xs)
-                if not n:
-                    cells.append("-")
-                elif sd is None:
-                    cells.append("%s (n=1)" % fmt(m, fig))
-                else:
-                    cells.append("%s ± %s [%s, %s] (%d)" % (fmt(m, fig), fmt(sd, fig), fmt(ci[0], fig),
-                                                             fmt(ci[1], fig), n))
-                summary["rows"].append({"job": key[0], "phase": key[1], "dir": key[2], "config": c,
-                                        "figure": fig, "n": n, "mean": m, "sd": sd,
-                                        "ci95": list(ci), "values": xs})
-        md.append("| %s (%s) | %s |" % (row_title(*key), key[2], " | ".join(cells)))
+                row = {"job": key[0], "phase": key[1], "dir": key[2], "config": c,
+                       "figure": fig, "n": n, "mean": m, "sd": sd, "ci95": list(ci), "values": xs}
+                summary["rows"].append(row)
+                cells.append("-" if not n else cell_value(row) + ("" if sd is None else " (%d)" % n))
+        md.append("| %s | %s |" % (row_title(key), " | ".join(cells)))
     md.append("")
     md.append("### IOPS ratios\n")
     md.append("| job / phase | " + " | ".join("%s / %s%s" % (o, b, " (like-for-like)" if ll else "")
@@ -315,15 +313,15 @@ def analyse_data(out, plan, runs, meta=None):
                                            "other": o, "like_for_like": ll,
                                            "figure": "lat_mean_us", **lat})
             if r["ratio"] is not None:
-                s = "%s (%s), IOPS %s / %s%s: %s" % (row_title(*key), key[2], o, b,
-                                                       " (like-for-like)" if ll else "", fmt_ratio(r))
+                s = "%s, IOPS %s / %s%s: %s" % (row_title(key), o, b,
+                                                  " (like-for-like)" if ll else "", fmt_ratio(r))
                 if r["p"] is not None:
                     s += ", %s" % ("not significant" if r["p"] >= ALPHA else "significantly %s" % (
                         "higher" if r["ratio"] > 1 else "lower"))
                 if target is not None:
                     s += "; issue 38's target (>= %gx): %s" % (target, verdict(r, target))
                 words.append(s)
-        md.append("| %s (%s) | %s |" % (row_title(*key), key[2], " | ".join(cells)))
+        md.append("| %s | %s |" % (row_title(key), " | ".join(cells)))
     md.append("")
     md.append("### Per request (the whole job; interrupts: the guest's, on the data "
               "disk's vectors; exits: this test host's KVM, debugfs)\n")
@@ -406,14 +404,10 @@ def run(args):
             "machine": "%d-core %s host; arm64 test host: QEMU TCG aarch64, nested KVM" % (
                 os.cpu_count(), os.uname().machine),
             "load_before": os.getloadavg()}
-    boots = [0]
-
-    def argv():
-        boots[0] += 1
-        return ["sh", RUNNER, out]
     # A boot that ends with runs left (the test host died) is booted
     # again; peers.sh skips the runs already recorded.
-    rc, used = testhost.run_with_reboots(argv, out, lambda rc: rc == 0 or all_done(out),
+    rc, used = testhost.run_with_reboots(lambda: ["sh", RUNNER, out], out,
+                                         lambda rc: rc == 0 or all_done(out),
                                          boots=args.boots, timeout_s=args.timeout,
                                          stall_s=STALL_S, arch="arm64")
     meta.update(took_s=round(time.time() - t0), boots=used, testhost_rc=rc,

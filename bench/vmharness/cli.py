@@ -20,9 +20,10 @@ is vmbench's own options (vmbench.py: fio jobs under configurations).
   bench/vmbench boot [-c CONFIG]... [-r R] [--kernels stock,small]
       launch to /init per stage, ours beside QEMU (pc, PVH, microvm) on
       the same kernel files (boot.py)
-  bench/vmbench run [--kernel stock|small] [-j JOB]...
+  bench/vmbench run [--arch x86_64|arm64] [--kernel stock|small] [-j JOB]...
       the main job (make run): fio randread-4k and randwrite-4k on a
-      ram:1G disk with 2 queues, 2 vCPUs, a summary (mainjob.py)
+      ram:1G disk with 2 queues, 2 vCPUs, a summary (mainjob.py);
+      --arch arm64: the arm64 VMM, in the arm64 test host
   bench/vmbench pytest [-- PYTEST ARGS]
       the pytest end-to-end tests (tests/e2e/py) where guests can run:
       here on a hardware KVM, else in the test host (booted again for
@@ -152,6 +153,9 @@ def main(argv):
     a = sub.add_parser("analyse", help="redo the tables of OUT")
     a.add_argument("out")
     m = sub.add_parser("run", help="the main job: fio on ram:1G, a summary (make run)")
+    m.add_argument("--arch", choices=("x86_64", "arm64"), default="x86_64",
+                   help="arm64: build/arm64/vmm with Debian's arm64 kernel, in the "
+                   "arm64 test host (--kernel and --where do not apply)")
     m.add_argument("--kernel", choices=sorted(paths.KERNELS), default="stock")
     m.add_argument("-j", "--job", action="append",
                    help="guest/jobs/NAME.fio (default randread-4k, randwrite-4k)")
@@ -160,7 +164,7 @@ def main(argv):
     m.add_argument("--mem", type=int, default=512, help="MiB")
     m.add_argument("--disk", default="ram:1G", help="the data disk (vdb)")
     m.add_argument("--boot-timeout", type=int, default=240)
-    m.add_argument("-o", "--out", default=os.path.join(paths.BUILD, "run"))
+    m.add_argument("-o", "--out", help="default build/run (arm64: build/run-arm64)")
     m.add_argument("--where", choices=("auto", "here", "testhost"), default="auto")
     m.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     t = sub.add_parser("pytest", help="end-to-end pytest tests (tests/e2e/py)")
@@ -239,7 +243,10 @@ def main(argv):
         for j in args.job:  # a typo stops here, not inside the guest
             if not os.path.isfile(os.path.join(paths.REPO, "guest", "jobs", j + ".fio")):
                 ap.error("-j %s: no guest/jobs/%s.fio" % (j, j))
-        args.out = os.path.abspath(args.out)
+        args.out = os.path.abspath(args.out or os.path.join(
+            paths.BUILD, "run-arm64" if args.arch == "arm64" else "run"))
+        if args.arch == "arm64":
+            return mainjob.run_arm64(args)
         if args.inner or args.where == "here" or (args.where == "auto" and testhost.kvm_is_fast()):
             return mainjob.run_jobs(args)
         print("run: this host's KVM is too slow for Linux: the VM runs inside the "

@@ -190,3 +190,17 @@ def test_vmbench_analyse_finds_an_arm64_peers_directory(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "| vmm-file / kvmtool-file (like-for-like) |" in text
     assert "| randread-4k (read) | 2.00x [2.00-2.00]" in text
+
+
+def test_peers_sh_bounds_every_boot_below_the_stall_limit():
+    """peers.sh writes OUT/heartbeat as each guest boot starts (no loop in
+    the background) and limits each boot clearly below STALL_S, so only a
+    locked-up test host stays silent that long."""
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", arm64peers.RUNNER)) as f:
+        sh = f.read()
+    limits = dict(re.findall(r"^(RUN_TIMEOUT|QEMU_TIMEOUT)=\$\{\1:-(\d+)\}$", sh, re.M))
+    assert set(limits) == {"RUN_TIMEOUT", "QEMU_TIMEOUT"}
+    assert all(int(s) <= arm64peers.STALL_S - 60 for s in limits.values())
+    assert "sleep" not in sh and not re.search(r"done\s*&", sh)
+    boot = sh.index('timeout -s TERM "$limit"')
+    assert sh.rindex('date +%s >"$OUT/heartbeat"', 0, boot) > sh.index("while read -r a b c d")
