@@ -185,7 +185,7 @@ test: deps
 	$(MAKE) bench-smoke
 
 guest:
-	guest/build.sh
+	ARCH=$(ARCH) guest/build.sh
 
 # End to end (tests/e2e/README.md): the pytest tests of tests/e2e/py (bad
 # command lines, then real guests under QEMU and ours, on each guest
@@ -209,9 +209,9 @@ e2e-arm64:
 
 # The main job: 2 vCPUs, ram:1G as /dev/vdb, fio randread-4k and
 # randwrite-4k, a summary at the end (bench/vmbench run; KERNEL=small for the
-# small guest kernel).
+# small guest kernel; ARCH=arm64: the arm64 VMM in the arm64 test host).
 run: all guest
-	bench/vmbench run $(if $(KERNEL),--kernel $(KERNEL))
+	bench/vmbench run $(if $(filter arm64,$(ARCH)),--arch arm64) $(if $(KERNEL),--kernel $(KERNEL))
 
 bench: $(BENCH_BIN)
 

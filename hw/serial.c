@@ -151,7 +151,9 @@ void serial_io(void *opaque, uint64_t port, uint8_t *data, unsigned int size,
 	       bool write)
 {
 	struct serial *s = opaque;
-	unsigned int reg = (unsigned int)(port - SERIAL_PORT) & 7;
+	/* 8 registers at an 8-byte aligned base: port 0x3f8 on x86, MMIO
+	 * on arm64. */
+	unsigned int reg = (unsigned int)port & 7;
 
 	pthread_mutex_lock(&s->lock);
 	if (write)

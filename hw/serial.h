@@ -1,5 +1,6 @@
-/* 8250/16550A UART (COM1: ports 0x3f8-0x3ff, IRQ 4): guest output to an
- * fd, host input from an fd through an input thread.
+/* 8250/16550A UART (x86: COM1, ports 0x3f8-0x3ff, IRQ 4; arm64: MMIO,
+ * arch/arm64/hw/layout.h): guest output to an fd, host input from an fd
+ * through an input thread.
  */
 #ifndef HW_SERIAL_H
 #define HW_SERIAL_H
@@ -46,7 +47,7 @@ void serial_destroy(struct serial *s);
  * transmit interrupt's state, e.g. "serial: 1234 bytes sent, the last
  * 2.5 s before; IER 0x03, THR-empty interrupt pending, IRQ line high". */
 void serial_describe(struct serial *s, uint64_t now_ns, char *buf, size_t len);
-/* Bus handler for the 8 ports. */
+/* Bus handler for the 8 registers (an 8-byte aligned base). */
 void serial_io(void *opaque, uint64_t port, uint8_t *data, unsigned int size,
 	       bool write);
 /* Bytes from the host side (tests, input thread).  Returns how many fit:

@@ -98,6 +98,7 @@ struct machine {
 	struct pvpanic pvpanic;
 	struct vdisk *disk[VMM_MAX_DISKS];
 	unsigned int ndisks;
+	uint32_t pci_intx;         /* slots with an INTA# line (machine_pci) */
 	struct machine_arch *arch; /* the architecture's devices and state */
 	struct vcpu vcpu[VMM_MAX_CPUS];
 	unsigned int ncpus;
@@ -132,10 +133,11 @@ int machine_run(const struct vmm_config *cfg, struct blk_dev **disks,
 
 /* For the architectures' builds (run.c). */
 /* The disks (each BAR 0 in the MMIO window; with io_bars, an I/O BAR
- * too) and pvpanic on m->pci, set up by the caller; intx_irq(m, slot)
- * gives the KVM irq number of a slot's INTA# line, or -1 for none. */
+ * too) and pvpanic on m->pci, set up by the caller; intx_irq(slot) is
+ * KVM's irq number for a disk slot's INTA# line (m->pci_intx says
+ * which slots have one). */
 int machine_pci(struct machine *m, struct blk_dev **disks, bool io_bars,
-		int (*intx_irq)(struct machine *m, unsigned int slot));
+		unsigned int (*intx_irq)(unsigned int slot));
 /* A vCPU fd and kvm_run for each of cfg->cpus (m->ncpus counts them). */
 int machine_vcpus(struct machine *m);
 /* The console on fd 1, its interrupt raised through irq. */

@@ -42,10 +42,10 @@ void machine_serial(struct machine *m, unsigned int irq)
 }
 
 int machine_pci(struct machine *m, struct blk_dev **disks, bool io_bars,
-		int (*intx_irq)(struct machine *m, unsigned int slot))
+		unsigned int (*intx_irq)(unsigned int slot))
 {
 	uint32_t bar, io_bar = 0;
-	int r, irq;
+	int r;
 
 	m->mmio.fallback = pci_host_mmio;
 	m->mmio.fallback_opaque = &m->pci;
@@ -67,10 +67,9 @@ int machine_pci(struct machine *m, struct blk_dev **disks, bool io_bars,
 			return r;
 		vpci_kvm_set_slot(m->disk[i]->pci, (unsigned int)r);
 		/* INTA# for a guest without MSI-X (pci=nomsi). */
-		irq = intx_irq(m, (unsigned int)r);
-		if (irq >= 0)
-			vpci_kvm_set_intx_gsi(m->disk[i]->pci,
-					      (unsigned int)irq);
+		m->pci_intx |= 1u << r;
+		vpci_kvm_set_intx_gsi(m->disk[i]->pci,
+				      intx_irq((unsigned int)r));
 	}
 	r = pci_host_alloc_bar(&m->pci, PVPANIC_BAR_SIZE, &bar);
 	if (!r)

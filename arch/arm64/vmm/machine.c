@@ -19,14 +19,13 @@
 struct machine_arch {
 	int gic_fd, its_fd;
 	struct pci_ecam ecam;
-	uint32_t pci_intx; /* slots with an INTA# line, for the tree */
 	uint64_t mpidr[VMM_MAX_CPUS];
 };
 
-static int arm64_intx_irq(struct machine *m, unsigned int slot)
+/* INTA# of each slot on its own SPI (the tree's interrupt-map). */
+static unsigned int arm64_intx_irq(unsigned int slot)
 {
-	m->arch->pci_intx |= 1u << slot;
-	return (int)arm64_spi_irq(ARM64_SPI_PCI + slot);
+	return arm64_spi_irq(ARM64_SPI_PCI + slot);
 }
 
 static int arm64_devices(struct machine *m, struct blk_dev **disks)
@@ -64,7 +63,7 @@ static int arm64_tree(struct machine *m, const struct arm64_boot *b,
 		.ram_base = ARM64_RAM_BASE, .ram_size = m->cfg->mem,
 		.ncpus = m->ncpus, .bootargs = m->cfg->params,
 		.initrd = b->initrd, .initrd_end = b->initrd_end,
-		.pci_intx = m->arch->pci_intx,
+		.pci_intx = m->pci_intx,
 	};
 
 	memcpy(t.mpidr, m->arch->mpidr, sizeof(uint64_t) * m->ncpus);

@@ -24,7 +24,6 @@ struct machine_arch {
 	struct i8042 kbd;
 	struct rtc rtc;
 	struct pci_cf8 cf8;
-	uint32_t pci_intx;        /* slots with an INTA# line, for the MP table */
 };
 
 static void on_reset(void *opaque)
@@ -58,10 +57,9 @@ static int x86_legacy(struct machine *m)
 }
 
 /* INTA# of each slot on its own IOAPIC pin (the MP table says which). */
-static int x86_intx_irq(struct machine *m, unsigned int slot)
+static unsigned int x86_intx_irq(unsigned int slot)
 {
-	m->arch->pci_intx |= 1u << slot;
-	return (int)MPTABLE_PCI_PIN(slot);
+	return MPTABLE_PCI_PIN(slot);
 }
 
 static int x86_vcpus(struct machine *m, const struct boot_regs *regs)
@@ -73,7 +71,7 @@ static int x86_vcpus(struct machine *m, const struct boot_regs *regs)
 	x86_cpu_signature(a->cpuid, &sig, &feat);
 	r = mptable_write(m->vm.ram + BOOT_MPTABLE, BOOT_MPTABLE,
 			  BOOT_KERNEL - BOOT_MPTABLE, m->cfg->cpus, sig, feat,
-			  a->pci_intx);
+			  m->pci_intx);
 	if (r)
 		return r;
 	r = machine_vcpus(m);
