@@ -33,19 +33,25 @@ INIT_SRC=$REPO/guest/init
 
 # The virtio and pvpanic modules the guest loads, and msr for
 # cpuid-dump; the load order (with dependencies) is computed from the
-# modules themselves.
-GUEST_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
-virtio_pci virtio_blk pvpanic pvpanic-mmio pvpanic-pci msr"
-# Small guest tools, built static: name=source.
-GUEST_TOOLS="cpuid-dump=$REPO/guest/cpuid-dump.c ttydrain=$REPO/guest/ttydrain.c"
-if [ "$GARCH" = arm64 ]; then
+# modules themselves.  Small guest tools, built static: name=source.
+# ELF_MACHINE: what readelf -h says the guest's programs are built for.
+VIRTIO_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
+virtio_pci virtio_blk"
+case $GARCH in
+x86_64)
+	GUEST_MODULES="$VIRTIO_MODULES pvpanic pvpanic-mmio pvpanic-pci msr"
+	GUEST_TOOLS="cpuid-dump=$REPO/guest/cpuid-dump.c ttydrain=$REPO/guest/ttydrain.c"
+	ELF_MACHINE="Advanced Micro Devices X86-64"
+	;;
+arm64)
 	# Debian's arm64 kernel has virtio and virtio_ring built in and no
 	# pvpanic at all (CONFIG_PVPANIC is not set); pvpanic-mmio is the
 	# ACPI device, msr and cpuid-dump are x86's.
-	GUEST_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
-virtio_pci virtio_blk pvpanic? pvpanic-pci?"
+	GUEST_MODULES="$VIRTIO_MODULES pvpanic? pvpanic-pci?"
 	GUEST_TOOLS="ttydrain=$REPO/guest/ttydrain.c"
-fi
+	ELF_MACHINE=AArch64
+	;;
+esac
 
 FIO_CONFIGURE_FLAGS="--build-static --disable-native
 --disable-numa --disable-rdma --disable-rados --disable-rbd --disable-http
@@ -54,12 +60,6 @@ FIO_CONFIGURE_FLAGS="--build-static --disable-native
 # A cross build names its compiler (fio's configure asks it what the
 # target is, and finds arm64's libaio through its multiarch paths).
 [ -z "$CROSS" ] || FIO_CONFIGURE_FLAGS="$FIO_CONFIGURE_FLAGS --cc=${CROSS}gcc"
-
-# ELF_MACHINE: what readelf -h says the guest's programs are built for.
-case $GARCH in
-x86_64) ELF_MACHINE="Advanced Micro Devices X86-64" ;;
-arm64) ELF_MACHINE=AArch64 ;;
-esac
 
 # fio_static: print the path of a static fio built from Debian's source.
 fio_static() {
@@ -137,7 +137,7 @@ build_initrd() {
 	r=$t/root
 	mkdir -p "$r"/{bin,sbin,dev,proc,sys,tmp,run,etc,jobs,root}
 	mkdir -p "$r/lib/modules/$rel"
-	root_busybox "$bb" "$r"
+	root_busybox "$bb" "$r" || { rm -rf "$t"; die "no busybox applets"; }
 	cp "$fio" "$r/bin/fio"
 	for tool in $GUEST_TOOLS; do
 		"${CROSS}gcc" -static -O2 -Wall -o "$r/bin/${tool%%=*}" "${tool#*=}" ||
@@ -259,20 +259,17 @@ small_kernel() {
 	log "small kernel: ${SMALL#"$REPO"/}/bzImage ($(du -k "$SMALL/bzImage" | cut -f1) KiB)"
 }
 
-# arm64_image VMLINUZ OUT: the arm64 kernel as the raw Image a VMM loads
-# (Debian's vmlinuz is one already; a gzip-compressed one is inflated).
-arm64_image() {
+# install_kernel VMLINUZ OUT: the kernel package's image as OUT, copied
+# only when it changed.  On arm64 it must be the raw Image a VMM loads
+# (Debian's vmlinuz is one: the boot protocol's "ARM\x64" at offset 56).
+install_kernel() {
 	local in=$1 out=$2
-	if [ "$(od -An -t x1 -N 2 "$in" | tr -d ' ')" = 1f8b ]; then
-		gzip -dc "$in" >"$out.tmp" || { rm -f "$out.tmp"; die "cannot inflate $in"; }
-	else
-		! cmp -s "$in" "$out" || return 0
-		cp "$in" "$out.tmp"
+	if [ "$GARCH" = arm64 ] && [ "$(od -An -c -j 56 -N 4 "$in" | tr -d ' ')" != ARMd ]; then
+		die "$in is not an arm64 Image (no ARM\\x64 magic)"
 	fi
-	# The arm64 boot protocol's header: "ARM\x64" at offset 56.
-	[ "$(od -An -c -j 56 -N 4 "$out.tmp" | tr -d ' ')" = ARMd ] ||
-		{ rm -f "$out.tmp"; die "$in is not an arm64 Image (no ARM\\x64 magic)"; }
-	if cmp -s "$out.tmp" "$out"; then rm -f "$out.tmp"; else mv "$out.tmp" "$out"; fi
+	[ -f "$out" ] && cmp -s "$in" "$out" && return 0
+	cp "$in" "$out.tmp"
+	mv "$out.tmp" "$out"
 }
 
 # same_kernel_version: warn when the arm64 kernel's package version is not
@@ -302,16 +299,12 @@ main() {
 
 	if [ "$GARCH" = arm64 ]; then
 		kimg=$GBUILD/Image
-		arm64_image "$vmlinuz" "$kimg"
+		install_kernel "$vmlinuz" "$kimg"
 		same_kernel_version
 	else
 		kimg=$GBUILD/bzImage
-		if [ ! -f "$GBUILD/bzImage" ] || ! cmp -s "$vmlinuz" "$GBUILD/bzImage"; then
-			cp "$vmlinuz" "$GBUILD/bzImage.tmp"
-			mv "$GBUILD/bzImage.tmp" "$GBUILD/bzImage"
-		fi
-		[ "$GBUILD/vmlinux" -nt "$GBUILD/bzImage" ] ||
-			extract_vmlinux "$GBUILD/bzImage" "$GBUILD/vmlinux"
+		install_kernel "$vmlinuz" "$kimg"
+		[ "$GBUILD/vmlinux" -nt "$kimg" ] || extract_vmlinux "$kimg" "$GBUILD/vmlinux"
 	fi
 	# Rebuild the initrd when any input is newer than it.
 	# shellcheck disable=SC2046

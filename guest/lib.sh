@@ -38,7 +38,7 @@ die() { printf '%s: error: %s\n' "${LOG_TAG:-guest}" "$*" >&2; exit 1; }
 # own cache).  Sets GARCH, DEBARCH, CROSS, GBUILD and GCACHE.
 guest_arch() {
 	case $1 in
-	x86_64 | amd64) GARCH=x86_64 DEBARCH=amd64 GBUILD=$GBUILD_X86 ;;
+	x86_64 | x86 | amd64) GARCH=x86_64 DEBARCH=amd64 GBUILD=$GBUILD_X86 ;;
 	arm64 | aarch64) GARCH=arm64 DEBARCH=arm64 GBUILD=$GBUILD_X86/arm64 ;;
 	*) die "unknown architecture '$1' (x86_64 or arm64)" ;;
 	esac
@@ -205,8 +205,7 @@ kernel_pkg() {
 	fi
 	apt_ready
 	if [ "$GARCH" != x86_64 ]; then
-		pkg=$(GARCH=x86_64 DEBARCH=amd64 CROSS='' GCACHE=$GBUILD_X86/cache \
-			kernel_pkg 2>/dev/null) &&
+		pkg=$({ guest_arch x86_64 && kernel_pkg; } 2>/dev/null) &&
 			pkg=${pkg%-amd64}-$DEBARCH &&
 			apt_cache_priv show --no-all-versions "$(deb_name "$pkg")" >/dev/null 2>&1 ||
 			pkg=

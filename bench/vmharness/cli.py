@@ -174,7 +174,7 @@ def main(argv):
     h.add_argument("--timeout", type=int, default=1800, help="seconds per boot")
     h.add_argument("--boots", type=int, default=3)
     h.add_argument("--arch", default="x86_64",
-                   help="the test host's architecture: %s" % ", ".join(testhost.QEMU))
+                   help="the test host's architecture: %s" % ", ".join(testhost.ARCHES))
     h.add_argument("command", nargs=argparse.REMAINDER)
     ap64 = sub.add_parser("arm64-peers", help="ours beside kvmtool (and QEMU) in the arm64 test host")
     ap64.add_argument("-c", "--config", action="append", choices=arm64peers.CONFIGS,

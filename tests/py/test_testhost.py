@@ -4,6 +4,8 @@ import os
 import threading
 import time
 
+import pytest
+
 from vmharness import paths, testhost
 
 REAL_SLEEP = time.sleep
@@ -115,10 +117,11 @@ def test_meta_records_the_test_hosts_set_up(tmp_path, monkeypatch):
     assert meta["seed"] == 7 and meta["command"] == "bench/vmbench deaths"
 
 
-def test_a_missing_emulator_is_named_before_anything_boots(tmp_path):
+@pytest.mark.parametrize("arch", ["x86_64", "arm64"])
+def test_a_missing_emulator_is_named_before_anything_boots(tmp_path, arch):
     import subprocess
 
-    env = dict(os.environ, TESTHOST_QEMU=str(tmp_path / "no-such-qemu"),
+    env = dict(os.environ, TESTHOST_ARCH=arch, TESTHOST_QEMU=str(tmp_path / "no-such-qemu"),
                TESTHOST_OUT=str(tmp_path / "out"))
     p = subprocess.run([paths.TESTHOST_RUN, "true"], env=env, capture_output=True,
                        text=True, timeout=60)

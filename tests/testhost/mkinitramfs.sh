@@ -16,12 +16,11 @@ export LOG_TAG=testhost
 . "$(dirname "$0")/../../guest/lib.sh"
 guest_arch "${TESTHOST_ARCH:-x86_64}"
 
-TBUILD=$REPO/build/testhost
-MODULES="virtio_pci 9pnet_virtio 9p kvm-amd loop dm-mod dm-flakey dm-log-writes ext4 crc32c_generic"
-if [ "$GARCH" = arm64 ]; then
-	TBUILD=$REPO/build/testhost/arm64
-	MODULES="virtio_pci 9pnet_virtio 9p virtio_console loop dm-mod dm-flakey dm-log-writes ext4 crc32c_generic"
-fi
+case $GARCH in
+x86_64) TBUILD=$REPO/build/testhost ARCH_MODULES=kvm-amd ;;
+arm64) TBUILD=$REPO/build/testhost/arm64 ARCH_MODULES=virtio_console ;;
+esac
+MODULES="virtio_pci 9pnet_virtio 9p $ARCH_MODULES loop dm-mod dm-flakey dm-log-writes ext4 crc32c_generic"
 OUT=$TBUILD/initramfs.img
 
 ktree=$(kernel_tree)

@@ -57,14 +57,17 @@ REPO=$(cd "$here/../.." && pwd)
 [ $# -gt 0 ] || die "usage: tests/testhost/run.sh CMD [ARG...]"
 
 # What differs between the two test hosts; everything below is shared.
+# QEMU_ARCH: QEMU's arguments for the machine, the command's stdout and
+# stderr (chardevs out and err) and, on x86, the host root.
 case ${TESTHOST_ARCH:-x86_64} in
 x86_64 | amd64)
 	TH_ARCH=x86_64
 	QEMU_DEFAULT=qemu-system-x86_64 QEMU_PKG=qemu-system-x86
 	TBUILD=$REPO/build/testhost
 	MEM_DEFAULT=6G CPU_DEFAULT=EPYC,+svm,+npt
-	MACHINE=()
 	CONSOLE=ttyS0 APPEND_ARCH="reboot=k"
+	QEMU_ARCH=(-serial chardev:out -serial chardev:err
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
 	;;
 arm64 | aarch64)
 	TH_ARCH=arm64
@@ -73,8 +76,13 @@ arm64 | aarch64)
 	# pauth-impdef: QEMU's own pointer-authentication hash instead of
 	# the architected QARMA, which TCG computes slowly.
 	MEM_DEFAULT=3G CPU_DEFAULT=max,pauth-impdef=on
-	MACHINE=(-M "virt,virtualization=on,gic-version=3")
 	CONSOLE=ttyAMA0 APPEND_ARCH=
+	# The virt machine has one UART, the console: the command's output
+	# travels on virtio-serial ports.
+	QEMU_ARCH=(-M "virt,virtualization=on,gic-version=3"
+		-device "virtio-serial-pci,id=thser"
+		-device "virtserialport,bus=thser.0,chardev=out,name=th.stdout"
+		-device "virtserialport,bus=thser.0,chardev=err,name=th.stderr")
 	;;
 *) die "TESTHOST_ARCH=$TESTHOST_ARCH: x86_64 or arm64" ;;
 esac
@@ -136,14 +144,9 @@ cat "$ctl/stderr" >&2 &
 cat_err=$!
 con=$ctl/console.log
 : >"$con"
-if [ -n "${TESTHOST_VERBOSE:-}" ]; then
-	tail -n +1 -f "$con" >&2 &
-	tail_pid=$!
-else
-	tail_pid=
-fi
 
 qpid=
+tail_pid=
 cleanup() {
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null
 	[ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null
@@ -157,18 +160,9 @@ trap 'cleanup; exit 130' INT TERM
 # softlockup_panic=1: under nested guests it has locked up for good (soft
 # lockup in kvm_ioapic_update_eoi) as well as panicked; a panic ends QEMU
 # (-no-reboot) at once, and callers boot it again for what is left.
-if [ "$TH_ARCH" = arm64 ]; then
-	STDIO=(-device "virtio-serial-pci,id=thser"
-		-device "virtserialport,bus=thser.0,chardev=out,name=th.stdout"
-		-device "virtserialport,bus=thser.0,chardev=err,name=th.stderr")
-	HOSTROOT=()
-else
-	STDIO=(-serial chardev:out -serial chardev:err)
-	HOSTROOT=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
-fi
 log "booting $TH_ARCH ($(basename "$kernel"), -accel $ACCEL -smp $SMP -m $MEM, timeout ${TIMEOUT}s)"
 start=$(date +%s)
-timeout -k 10 "$TIMEOUT" "$QEMU" "${MACHINE[@]}" \
+timeout -k 10 "$TIMEOUT" "$QEMU" \
 	-accel "$ACCEL" -cpu "${TESTHOST_CPU:-$CPU_DEFAULT}" -smp "$SMP" -m "$MEM" \
 	-nodefaults -display none -no-reboot \
 	-kernel "$kernel" -initrd "$TBUILD/initramfs.img" \
@@ -176,25 +170,32 @@ timeout -k 10 "$TIMEOUT" "$QEMU" "${MACHINE[@]}" \
 	-chardev file,id=con,path="$con" -serial chardev:con \
 	-chardev file,id=out,path="$ctl/stdout" \
 	-chardev file,id=err,path="$ctl/stderr" \
-	"${STDIO[@]}" "${HOSTROOT[@]}" \
+	"${QEMU_ARCH[@]}" \
 	-virtfs local,path="$REPO",mount_tag=repo,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$OUT",mount_tag=results,security_model=none,multidevs=remap \
 	${TESTHOST_MONITOR:+-monitor unix:"$TESTHOST_MONITOR",server=on,wait=off} \
 	</dev/null 2>"$ctl/qemu.err" &
 qpid=$!
+# TESTHOST_VERBOSE: the console on our stderr as it is written, to its
+# last line (tail ends once QEMU has, after copying what is left).
+if [ -n "${TESTHOST_VERBOSE:-}" ]; then
+	tail -n +1 -s 0.2 --pid="$qpid" -f "$con" >&2 &
+	tail_pid=$!
+fi
 qrc=0
 wait "$qpid" || qrc=$?
 qpid=
 # QEMU has closed the FIFOs' write ends and the cats see end of file.  If
 # QEMU never opened them (it failed early), a cat still waits in open():
-# open and close the write end once to release it.
+# open and close the FIFO once to release it (read-write, which never
+# blocks, also when the cat has gone).
 for f in stdout stderr; do
-	timeout 2 sh -c ': >"$1"' sh "$ctl/$f" 2>/dev/null || true
+	: <>"$ctl/$f"
 done
 wait "$cat_out" "$cat_err" 2>/dev/null || true
 # Dead pipes now: gone, so that nothing reading the results blocks on them.
 rm -f "$ctl/stdout" "$ctl/stderr"
-[ -n "$tail_pid" ] && { sleep 0.2; kill "$tail_pid" 2>/dev/null; }
+[ -z "$tail_pid" ] || wait "$tail_pid"
 trap - INT TERM
 took=$(($(date +%s) - start))
 # TCG lacks some of the EPYC model's features (rdseed, sha-ni, ...): QEMU
