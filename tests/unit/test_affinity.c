@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "host/affinity.h"
+#include "host/clock.h"
 #include "host/log.h"
 
 static cpu_set_t set_of(const int *cpus, unsigned int n)
@@ -394,6 +395,7 @@ static void test_pin_tid_moves_another_thread_and_stat_says_where(void **s)
 	char path[64], buf[1024];
 	pthread_t t;
 	int last = -1, fd;
+	uint64_t end;
 	ssize_t n;
 
 	(void)s;
@@ -414,9 +416,18 @@ static void test_pin_tid_moves_another_thread_and_stat_says_where(void **s)
 	__atomic_store_n(&c.go, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(c.cpu_after, last);
-	/* An ended thread has no stat file to read (follow then skips it). */
+	/* An ended thread has no stat file to read (follow then skips it).
+	 * pthread_join returns when the thread has cleared its id, which is
+	 * before the kernel removes its task entry: wait for that. */
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)c.tid);
-	assert_int_equal(open(path, O_RDONLY), -1);
+	end = mono_ns() + 10000000000ull;
+	while ((fd = open(path, O_RDONLY)) >= 0) {
+		close(fd);
+		if (mono_ns() > end)
+			fail_msg("%s still there 10 s after the join", path);
+		usleep(1000);
+	}
+	assert_int_equal(errno, ENOENT);
 	/* The caller's own stat file, once it is bound and has run again,
 	 * says the CPU it is on. */
 	assert_int_equal(affinity_pin_self(last), 0);
