@@ -43,7 +43,7 @@ WARN    := -Wall -Wextra -Wshadow -Wvla -Wformat=2 -Wpointer-arith \
 CFLAGS  ?= -O2 -g
 # Link-time optimisation: the per-request path crosses virtio/ and blk/
 # (pop, chain walk, parse, push), and inlining across them saves about 70
-# instructions per request (bench/RESULTS.md, callgrind).  LTO= turns it off.
+# instructions per request (bench/JOURNAL.md, callgrind).  LTO= turns it off.
 LTO     ?= -flto=auto
 CFLAGS  += $(LTO) -std=gnu11 -D_GNU_SOURCE -pthread -I. $(WARN) -MMD -MP
 LDLIBS  := -luring -lseccomp -lpthread

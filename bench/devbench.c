@@ -18,7 +18,7 @@
  * with fio as the baseline; see usage().
  *
  * The iothreads run with poll=0 (they sleep as soon as their ring is
- * empty), as all the figures in bench/RESULTS.md were taken before idle
+ * empty), as all the figures in bench/JOURNAL.md were taken before idle
  * polling existed, and so that callgrind counts stay deterministic; the
  * VMM's default is poll=32.
  *

@@ -31,7 +31,7 @@ struct blk_opts {
 	bool batch;        /* submit and complete once per drain pass */
 	/* Keep each queue's latency breakdown (blk_dev_latency): three clock
 	 * reads and three histogram adds per request, about 90 instructions
-	 * of some 1100 (bench/RESULTS.md).  Set by the VMM when the user
+	 * of some 1100 (bench/JOURNAL.md).  Set by the VMM when the user
 	 * asks for the figures (-v, --stats), not by the spec. */
 	bool latency;
 	unsigned int queues;

@@ -447,7 +447,7 @@ static void *blk_queue_thread(void *arg)
 	 * before; where every CPU is busy (vCPUs and iothreads outnumber the
 	 * host's CPUs) the vCPU keeps running until the scheduler's next
 	 * decision instead of being switched out for every request: measured
-	 * in the test host (bench/RESULTS.md), preempting it cost one kick,
+	 * in the test host (bench/JOURNAL.md), preempting it cost one kick,
 	 * one interrupt and one iothread wake-up per request.  Nothing in the
 	 * device waits: each request is still served as soon as this thread
 	 * runs and each completion published at once. */

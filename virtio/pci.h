@@ -82,7 +82,7 @@ bool pci_func_bar(const struct pci_func *f, unsigned int bar, uint64_t *base);
  * driver that can reach I/O space kicks with an OUT: KVM on AMD
  * completes an OUT exit in the kernel from the exit's own information,
  * while an MMIO write exits as a nested page fault whose instruction
- * KVM fetches, decodes and emulates (bench/RESULTS.md has the figures).
+ * KVM fetches, decodes and emulates (bench/JOURNAL.md has the figures).
  * A driver without I/O space uses BAR 0's, which works as before. */
 #define VPCI_IO_BAR 2
 #define VPCI_IO_BAR_SIZE (VDEV_MAX_QUEUES * VPCI_NOTIFY_MULT)

@@ -249,7 +249,7 @@ static int load_inputs(const struct vmm_config *c, struct inputs *in,
  * the vCPU whose requests Linux's virtio-blk puts on that queue and
  * whose interrupt it asks for.  A kick then wakes an iothread on the
  * CPU of the vCPU that sent it, and the interrupt goes to a vCPU that
- * is not running (bench/RESULTS.md: no more host interrupts between the
+ * is not running (bench/JOURNAL.md: no more host interrupts between the
  * CPUs).  A disk with fewer queues than vCPUs has queues that serve
  * several vCPUs: its iothreads stay free to run where a CPU is idle
  * (measured: one queue for two vCPUs, bound beside vCPU 0, was not

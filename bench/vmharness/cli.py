@@ -33,6 +33,10 @@ is vmbench's own options (vmbench.py: fio jobs under configurations).
       booted again from the start if the test host dies before CMD ends
       (N boots at most, default 3); its status is CMD's (make check's
       smoke tests run this way); --arch arm64: the arm64 test host
+  bench/vmbench report [--check] [--headline]
+      bench/RESULTS.md, the current standing, written from the newest
+      data under bench/results/ (standing.py); --check: only say whether
+      the committed page matches the data; --headline: README's table
   bench/vmbench arm64-peers [-c CONFIG]... [-j JOB]... [-r R] [--seed S]
       our arm64 VMM beside kvmtool (and QEMU) in one arm64 test-host
       boot: fio, the guest's interrupts and the test host's KVM exits per
@@ -43,14 +47,34 @@ import os
 import sys
 import time
 
-from . import arm64peers, boot, cpuid, deaths, exitcost, lockup, mainjob, paths, plan, profile, pytestrun, testhost, vmbench
+from . import (arm64peers, boot, cpuid, deaths, exitcost, lockup, mainjob, paths, plan, profile,
+               pytestrun, standing, testhost, vmbench)
 
 COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost", "lockup", "exitcost",
-            "arm64-peers")
+            "arm64-peers", "report")
 
 # A scenario's test-host boot may run a whole plan (100 deaths runs: about
 # 40 minutes); the test host's own default limit is 30.
 SCENARIO_BOOT_LIMIT_S = 6 * 3600
+
+
+def report(args):
+    """bench/vmbench report: RESULTS.md from the data (standing.py)."""
+    os.chdir(paths.REPO)  # the page names its data relative to the checkout
+    if args.headline:
+        sys.stdout.write(standing.headline())
+        return 0
+    text = standing.page()
+    if args.check:
+        with open(standing.RESULTS) as f:
+            same = f.read() == text
+        print("report: %s %s the data" % (standing.RESULTS, "matches" if same else
+                                          "differs from (bench/vmbench report writes it)"))
+        return 0 if same else 1
+    with open(standing.RESULTS, "w") as f:
+        f.write(text)
+    print("report: wrote %s" % standing.RESULTS)
+    return 0
 
 
 def boot_finished(out_dir, rc):
@@ -152,6 +176,10 @@ def main(argv):
                    help="comma-separated, of %s" % ", ".join(paths.KERNELS))
     a = sub.add_parser("analyse", help="redo the tables of OUT")
     a.add_argument("out")
+    rp = sub.add_parser("report", help="write bench/RESULTS.md from bench/results/")
+    rp.add_argument("--check", action="store_true",
+                    help="write nothing; status 1 if bench/RESULTS.md differs from the data's page")
+    rp.add_argument("--headline", action="store_true", help="print README's headline table")
     m = sub.add_parser("run", help="the main job: fio on ram:1G, a summary (make run)")
     m.add_argument("--arch", choices=("x86_64", "arm64"), default="x86_64",
                    help="arm64: build/arm64/vmm with Debian's arm64 kernel, in the "
@@ -255,6 +283,8 @@ def main(argv):
         return testhost.run_inside(testhost.python_argv(argv + ["--inner"]), args.out,
                                    timeout_s=900)
 
+    if args.cmd == "report":
+        return report(args)
     if args.cmd == "analyse":
         if arm64peers.is_result(args.out):
             sys.stdout.write(arm64peers.analyse(args.out))

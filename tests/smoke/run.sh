@@ -301,7 +301,7 @@ pin_state() {
 }
 # The guest waits with no input (/dev/null, as in sigterm): no UART
 # interrupt pending while it polls with IF clear, the pattern that has
-# locked the test host up (issue 10; bench/RESULTS.md, lockup).
+# locked the test host up (issue 10; bench/JOURNAL.md, lockup).
 pin_check() { # NAME on|off|follow|one: one runs the VMM on one CPU (taskset)
 	local name=$1 mode=$2 pid all lists want rc try c0 c1 pre=() lines
 	all=$(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status)

@@ -7,7 +7,7 @@
 #
 # The test host runs on the system's QEMU 7.2 by default; under both, its
 # emulated AMD-V mixes the test host's state with its guests' now and then
-# (bench/RESULTS.md, issue 10).  The system's QEMU stays the one that guests
+# (bench/JOURNAL.md, issue 10).  The system's QEMU stays the one that guests
 # inside the test host are compared with.  The libraries are those of
 # Debian's qemu-system-x86, which tests/deps.sh installs.
 set -eu

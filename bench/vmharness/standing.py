@@ -1,0 +1,383 @@
+"""bench/RESULTS.md: where the VMM stands now, written from bench/results/
+by `bench/vmbench report` (issue 41).
+
+For each question the page answers (ours beside QEMU per job on x86-64,
+with one queue; ours beside kvmtool and QEMU on arm64; the device alone
+beside the host's own fio; boot; how often guests die) it takes the
+newest data directory under bench/results/ that answers it (the date in
+its meta.json), recomputes the figures from the runs with the harness's
+own statistics (bench/vmharness/stats.py) and writes the sentences from
+the intervals.  Nothing is typed by hand: a test (tests/py/test_standing.py)
+writes the page again and fails when the committed one differs.  The
+dated notebook, with the why behind each figure, is bench/JOURNAL.md.
+"""
+import glob
+import json
+import math
+import os
+import re
+
+from . import arm64peers, boot, deaths, plan, profile
+from .stats import mean_interval, paired_ratio
+
+ROOT = "bench/results"
+RESULTS = "bench/RESULTS.md"
+# x86-64 jobs in the order the page lists them (guest/jobs/ names).
+X86_JOBS = ("randread-4k", "randwrite-4k", "seq-read", "seq-write",
+            "seed-randread", "seed-randwrite", "seed-seqread", "seed-seqwrite")
+# The headline: the standard jobs (bench/README.md).
+HEADLINE_JOBS = ("randread-4k", "randwrite-4k")
+
+
+# ---- finding the data ------------------------------------------------------
+
+def _date(s):
+    """"YYYY-MM-DD HH:MM" of a meta.json or devbench date."""
+    m = re.match(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)", s or "")
+    return "%s %s" % m.groups() if m else ""
+
+
+def _kind(command):
+    """The vmbench command of a meta.json's command line."""
+    m = re.search(r"bench/(?:vmbench|vmh) (\S+)", command or "")
+    return m.group(1) if m else None
+
+
+def scan(root=ROOT):
+    """Every data directory under ROOT: [{dir, kind, date, meta}], newest
+    first.  vmbench's directories have a meta.json; devbench's have its
+    --json files (a "points" list)."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(root, "**", "meta.json"), recursive=True)):
+        try:
+            with open(path) as f:
+                meta = json.load(f)
+        except (OSError, ValueError):
+            continue
+        kind = _kind(meta.get("command"))
+        if kind:
+            found.append({"dir": os.path.dirname(path), "kind": kind,
+                          "name": os.path.relpath(os.path.dirname(path), root),
+                          "date": _date(meta.get("date")), "meta": meta})
+    bench = {}
+    for path in sorted(glob.glob(os.path.join(root, "**", "*.json"), recursive=True)):
+        if os.path.basename(path) in ("meta.json", "summary.json"):
+            continue
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and "points" in data and "devbench" in data.get("command", ""):
+            bench.setdefault(os.path.dirname(path), []).append(data)
+    for d, invocations in bench.items():
+        found.append({"dir": d, "kind": "devbench", "name": os.path.relpath(d, root),
+                      "date": max(_date(i.get("date")) for i in invocations),
+                      "meta": {"command": invocations[0]["command"],
+                               "machine": invocations[0].get("machine")},
+                      "invocations": invocations})
+    return sorted(found, key=lambda e: (e["date"], e["dir"]), reverse=True)
+
+
+def _one_queue(entry):
+    return "--queues 1" in entry["meta"].get("command", "")
+
+
+# ---- words from intervals -------------------------------------------------
+
+def fmt_ratio(r):
+    """"1.86x (1.14-3.04)" of a paired_ratio, or its point alone."""
+    if r["ratio"] is None:
+        return "-"
+    if r["lo"] is None:
+        return "%.2fx (no interval)" % r["ratio"]
+    return "%.2fx (%.2f-%.2f)" % (r["ratio"], r["lo"], r["hi"])
+
+
+def verdict(r, more="higher", less="lower"):
+    """Significance of a ratio from its 95% interval, in words."""
+    if r["ratio"] is None or r["lo"] is None:
+        return "no interval"
+    if r["lo"] > 1:
+        return "significantly " + more
+    if r["hi"] < 1:
+        return "significantly " + less
+    return "not significant"
+
+
+def _data_line(entry, what=""):
+    m = entry["meta"]
+    machine = m.get("machine")
+    if isinstance(machine, dict):
+        machine = "%s CPUs, %s, host kernel %s" % (machine.get("nproc"), machine.get("cpu"),
+                                                   machine.get("kernel"))
+    elif not machine:
+        machine = "%s-core host (kernel %s), x86-64 test host: QEMU TCG with nested KVM" % (
+            m.get("nproc", "?"), m.get("kernel", "?"))
+    lines = ["- Data: `%s`%s, %s UTC" % (entry["dir"], what, entry["date"]),
+             "- Command: `%s`" % m.get("command", "?"),
+             "- Machine: %s" % machine]
+    if m.get("git_head"):
+        lines.append("- Code: %s%s, vmm sha256 %s..." % (
+            m["git_head"][:7], " (with uncommitted changes)" if m.get("git_dirty") == "True" else "",
+            m.get("vmm_sha256", "?")[:12]))
+    return lines
+
+
+# ---- x86-64: ours beside QEMU ----------------------------------------------
+
+def _profile_pairs(runs, job, base, other, figure):
+    by = {}
+    for r in runs:
+        if r["job"] == job and r["config"] in (base, other) and "fio" in r:
+            by.setdefault(r["repeat"], {})[r["config"]] = profile.per_request(r)[figure]
+    return paired_ratio([(v[base], v[other]) for v in by.values() if base in v and other in v])
+
+
+def _mean(runs, job, config, figure):
+    xs = [profile.per_request(r)[figure] for r in runs
+          if r["job"] == job and r["config"] == config and "fio" in r]
+    return sum(xs) / len(xs) if xs else None
+
+
+def x86_rows(entries, one_queue=False, base="qemu", other="vmm", jobs=X86_JOBS):
+    """Per job, the newest profile directory with both configurations:
+    [{job, entry, iops, exits, irqs, ours, theirs, died}]."""
+    rows = []
+    for job in jobs:
+        for e in entries:
+            if e["kind"] != "profile" or _one_queue(e) != one_queue:
+                continue
+            runs = plan.load_runs(e["dir"])
+            r = _profile_pairs(runs, job, base, other, "iops")
+            if r["n"] < 2:
+                continue
+            ran = [x for x in runs if x["job"] == job and x["config"] in (base, other)]
+            rows.append({
+                "job": job, "entry": e, "iops": r,
+                "exits": _profile_pairs(runs, job, base, other, "exits"),
+                "irqs": _profile_pairs(runs, job, base, other, "irq_injections"),
+                "ours": _mean(runs, job, other, "iops"), "theirs": _mean(runs, job, base, "iops"),
+                "died": {c: (sum(1 for x in ran if x["config"] == c and "fio" not in x),
+                             sum(1 for x in ran if x["config"] == c)) for c in (base, other)}})
+            break
+    return rows
+
+
+def x86_section(entries, one_queue):
+    rows = x86_rows(entries, one_queue)
+    if not rows:
+        return []
+    out = ["| job | ours IOPS | QEMU IOPS | ours / QEMU, IOPS (95% CI) | pairs | "
+           "exits per request, ours / QEMU | interrupts per request, ours / QEMU | data |",
+           "|---|---:|---:|---|---:|---|---|---|"]
+    for r in rows:
+        out.append("| %s | %.0f | %.0f | **%s** %s | %d | %s | %s | %s |" % (
+            r["job"], r["ours"], r["theirs"], fmt_ratio(r["iops"]), verdict(r["iops"]),
+            r["iops"]["n"], fmt_ratio(r["exits"]), fmt_ratio(r["irqs"]),
+            r["entry"]["name"]))
+    out.append("")
+    up = [r["job"] for r in rows if verdict(r["iops"]) == "significantly higher"]
+    down = [r["job"] for r in rows if verdict(r["iops"]) == "significantly lower"]
+    above = [r["job"] for r in rows if r["iops"]["ratio"] > 1]
+    out.append("Ours is above QEMU by point estimate on %d of %d jobs; significantly "
+               "higher on %s; significantly lower on %s; the rest not significant "
+               "(95%% intervals of the paired ratio, t on the log scale)." % (
+                   len(above), len(rows), ", ".join(up) or "none", ", ".join(down) or "none"))
+    died = {}
+    for r in rows:
+        for c, (k, n) in r["died"].items():
+            d = died.setdefault(c, [0, 0])
+            d[0] += k
+            d[1] += n
+    out.append("Runs that died in these directories (and were run again): ours %d of %d, "
+               "QEMU %d of %d (how often and why: the deaths section below)." % (
+                   died["vmm"][0], died["vmm"][1], died["qemu"][0], died["qemu"][1]))
+    out.append("")
+    for e in _unique(r["entry"] for r in rows):
+        out += _data_line(e, " (jobs %s)" % ", ".join(r["job"] for r in rows if r["entry"] is e))
+    return out
+
+
+def _unique(entries):
+    seen, out = set(), []
+    for e in entries:
+        if e["dir"] not in seen:
+            seen.add(e["dir"])
+            out.append(e)
+    return out
+
+
+# ---- arm64: ours beside kvmtool and QEMU -----------------------------------
+
+def arm64_summary(entry):
+    """arm64peers' figures of ENTRY, recomputed from its runs."""
+    p, opts = arm64peers.read_plan(entry["dir"])
+    meta = dict(entry["meta"])
+    meta.setdefault("seed_runtime", opts.get("runtime"))
+    return arm64peers.analyse_data(entry["dir"], p, arm64peers.load_runs(entry["dir"]), meta)[1]
+
+
+def arm64_section(entries):
+    entry = next((e for e in entries if e["kind"] == "arm64-peers"), None)
+    if not entry:
+        return []
+    s = arm64_summary(entry)
+    comps = [c for c in s["comparisons"] if c["figure"] == "iops" and c["like_for_like"]]
+    bases = [b for b in ("kvmtool-file", "qemu-file") if any(c["base"] == b for c in comps)]
+    out = ["Like for like: our VMM and the peer on the same file (the arm64 test "
+           "host's tmpfs), paired by repeat; the target is issue 38's (at least "
+           "1.5x kvmtool's IOPS, at least QEMU's).", "",
+           "| job / phase | %s |" % " | ".join("vmm-file / %s, IOPS (95%% CI) | target" % b
+                                            for b in bases),
+           "|---|" + "---|---|" * len(bases)]
+    keys = []
+    for c in comps:
+        k = (c["job"], c["phase"])
+        if k not in keys:
+            keys.append(k)
+    for job, phase in keys:
+        cells = []
+        for b in bases:
+            c = next((c for c in comps if (c["job"], c["phase"]) == (job, phase)
+                      and c["base"] == b), None)
+            if not c or c["ratio"] is None:
+                cells += ["-", "-"]
+                continue
+            cells += ["**%s** %s, %d pairs" % (fmt_ratio(c), verdict(c), c["n"]),
+                      c["target_verdict"]]
+        title = job if phase == job else "%s / %s" % (job, phase)
+        out.append("| %s | %s |" % (title, " | ".join(cells)))
+    out.append("")
+    _, per_req, _ = arm64peers.collect(entry["dir"], arm64peers.load_runs(entry["dir"]))
+    for b in bases:
+        words = []
+        for job, by_cfg in per_req.items():
+            for fig in ("interrupts", "exits"):
+                r = arm64peers.compare(by_cfg, b, "vmm-file", fig)
+                if r["ratio"] is not None:
+                    words.append("%s %s %s (%s)" % (job, fig, fmt_ratio(r),
+                                                    verdict(r, "more", "fewer")))
+        if words:
+            out.append("Per request, vmm-file / %s: %s." % (b, "; ".join(words)))
+    if s["problems"]:
+        out.append("Runs without a result: %d (%s)." % (len(s["problems"]), "; ".join(s["problems"][:3])))
+    out.append("")
+    out += _data_line(entry)
+    return out
+
+
+# ---- the device alone ------------------------------------------------------
+
+def devbench_section(entries):
+    entry = next((e for e in entries if e["kind"] == "devbench"), None)
+    if not entry:
+        return []
+    points = {}
+    for inv in entry["invocations"]:
+        for p in inv["points"]:
+            if p.get("ok") and p.get("ratio_iops"):
+                points.setdefault(p["name"], []).append(p)
+    out = ["devbench drives the device from the host (a driver thread plays the "
+           "guest, no VM), beside the host's own fio on the same backing in the "
+           "same invocation.", "",
+           "| point | device IOPS (mean) | baseline | device / baseline, IOPS (95% CI) | invocations |",
+           "|---|---:|---|---|---:|"]
+    for name, ps in sorted(points.items()):
+        n, _, _, (lo, hi) = mean_interval([p["ratio_iops"] for p in ps])
+        g = math.exp(sum(math.log(p["ratio_iops"]) for p in ps) / n)
+        out.append("| %s | %.0f | %s | **%.2fx** (%s) | %d |" % (
+            name, sum(p["iops"] for p in ps) / n, ps[0]["baseline"], g,
+            "%.2f-%.2f" % (lo, hi) if lo is not None else "no interval", n))
+    out.append("")
+    out += _data_line(entry, " (%d invocations)" % len(entry["invocations"]))
+    return out
+
+
+# ---- boot and deaths: the analyses' own sentences ---------------------------
+
+def _sentences(text, pattern):
+    return [line for line in text.splitlines() if re.search(pattern, line)]
+
+
+def boot_section(entries):
+    entry = next((e for e in entries if e["kind"] == "boot"), None)
+    if not entry:
+        return []
+    out = []
+    for line in boot.analyse(entry["dir"]).splitlines():
+        if line.startswith("## "):
+            out.append("%s:" % line[3:].capitalize())
+        elif re.match(r"- .*launch to (init|exit):", line):
+            out.append(line)
+    out.append("")
+    out += _data_line(entry)
+    return out
+
+
+def deaths_section(entries):
+    entry = next((e for e in entries if e["kind"] == "deaths"
+                  and {"qemu", "vmm"} <= {r["config"] for r in plan.load_runs(e["dir"])}), None)
+    if not entry:
+        return []
+    text = deaths.analyse(entry["dir"])
+    out = ["- " + line for line in _sentences(text, r"^(All jobs|Per request):")]
+    out.append("")
+    out += _data_line(entry)
+    return out
+
+
+# ---- the page ----------------------------------------------------------------
+
+SECTIONS = (
+    ("x86-64: ours beside QEMU, per job (2 queues, one per vCPU)",
+     lambda es: x86_section(es, False)),
+    ("x86-64: ours beside QEMU with one queue", lambda es: x86_section(es, True)),
+    ("arm64: ours beside kvmtool and QEMU", arm64_section),
+    ("The device alone beside the host's own fio (devbench)", devbench_section),
+    ("Boot: launch to /init", boot_section),
+    ("Deaths: how often guests die, ours and QEMU's", deaths_section),
+)
+
+
+def page(root=ROOT):
+    """RESULTS.md's text."""
+    entries = scan(root)
+    out = ["# Results: where the VMM stands", "",
+           "Written by `bench/vmbench report` from the data under bench/results/; "
+           "do not edit by hand (tests/py/test_standing.py fails when this page and "
+           "the data disagree).  Each section is the newest measurement that answers "
+           "its question, with its command, machine, date and data directory; ratios "
+           "are paired by repeat within one test-host boot, with 95% intervals (t on "
+           "the log scale), and \"significantly\" means the interval leaves 1.  "
+           "Absolute IOPS in the emulated test hosts mean little; the ratios are the "
+           "result.  Why each figure is what it is, and every earlier measurement: "
+           "bench/JOURNAL.md.  Method: bench/README.md.", ""]
+    for title, section in SECTIONS:
+        body = section(entries)
+        if body:
+            out += ["## " + title, ""] + body + [""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def headline(root=ROOT):
+    """The README's table: ours against each peer on the standard jobs,
+    both architectures, from the same data as RESULTS.md."""
+    entries = scan(root)
+    out = ["| machine | job | ours / QEMU | ours / kvmtool |", "|---|---|---|---|"]
+    for r in x86_rows(entries, jobs=HEADLINE_JOBS):
+        out.append("| x86-64 | %s | **%s** %s, %d pairs | not measured on x86-64 |" % (
+            r["job"], fmt_ratio(r["iops"]), verdict(r["iops"]), r["iops"]["n"]))
+    entry = next((e for e in entries if e["kind"] == "arm64-peers"), None)
+    if entry:
+        comps = [c for c in arm64_summary(entry)["comparisons"]
+                 if c["figure"] == "iops" and c["like_for_like"] and c["job"] in HEADLINE_JOBS]
+        for job in HEADLINE_JOBS:
+            cell = {}
+            for c in comps:
+                if c["job"] == job and c["ratio"] is not None:
+                    cell[c["base"]] = "**%s** %s, %d pairs" % (fmt_ratio(c), verdict(c), c["n"])
+            out.append("| arm64 | %s | %s | %s |" % (job, cell.get("qemu-file", "-"),
+                                                     cell.get("kvmtool-file", "-")))
+    return "\n".join(out) + "\n"
+

@@ -1,0 +1,97 @@
+"""bench/RESULTS.md is written from the data (vmharness/standing.py): the
+committed page is the one the data gives, the newest directory answers
+each question, and the words follow the intervals."""
+import json
+import os
+
+from vmharness import paths, standing
+
+
+def test_committed_page_matches_the_data():
+    """`bench/vmbench report` would write the page that is committed: a
+    figure typed by hand, or new data without the page, fails here."""
+    cwd = os.getcwd()
+    os.chdir(paths.REPO)
+    try:
+        with open(standing.RESULTS) as f:
+            committed = f.read()
+        assert committed == standing.page(), \
+            "bench/RESULTS.md differs from the data: run bench/vmbench report"
+    finally:
+        os.chdir(cwd)
+
+
+def run(config, job, repeat, iops, exits=1000):
+    ios = int(iops * 5)
+    return {"config": config, "job": job, "repeat": repeat, "outcome": "clean",
+            "fio": {"ios": ios, "iops": iops, "lat_mean_us": 1e6 / iops},
+            "counters": {"kvm": {"exits": exits, "irq_injections": exits // 2},
+                         "exit_reasons": {}, "threads": {}}}
+
+
+def profile_dir(root, name, date, runs, command="bench/vmbench profile -c qemu -c vmm"):
+    d = os.path.join(root, name)
+    os.makedirs(d)
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump({"command": command, "date": date, "nproc": "2", "kernel": "k"}, f)
+    with open(os.path.join(d, "runs.jsonl"), "w") as f:
+        for r in runs:
+            f.write(json.dumps(r) + "\n")
+    return d
+
+
+def test_newest_directory_answers_and_words_follow_the_interval(tmp_path):
+    root = str(tmp_path)
+    # Old: ours twice QEMU.  New: ours a steady 1.5x on randread-4k, and
+    # noisy around 1 on randwrite-4k.
+    profile_dir(root, "old", "2026-12-01 10:00:00 UTC",
+                [run(c, "randread-4k", k, 1000 * (2 if c == "vmm" else 1))
+                 for k in range(3) for c in ("qemu", "vmm")])
+    noisy = (0.6, 1.7, 0.9, 1.4)
+    profile_dir(root, "new", "2026-12-02 10:00:00 UTC",
+                [run("qemu", j, k, 1000) for j in ("randread-4k", "randwrite-4k") for k in range(4)] +
+                [run("vmm", "randread-4k", k, 1500 + k, exits=500) for k in range(4)] +
+                [run("vmm", "randwrite-4k", k, 1000 * noisy[k]) for k in range(4)] +
+                [{"config": "vmm", "job": "randwrite-4k", "repeat": 3, "outcome": "died"}])
+    text = "\n".join(standing.x86_section(standing.scan(root), False))
+    rr = next(l for l in text.splitlines() if l.startswith("| randread-4k"))
+    rw = next(l for l in text.splitlines() if l.startswith("| randwrite-4k"))
+    assert "**1.50x" in rr and "significantly higher" in rr and "| new |" in rr
+    assert "| 0.33x (0.33-0.33) |" in rr  # exits per request: 500/7.5k, 1000/5k
+    assert "not significant" in rw
+    assert "significantly higher on randread-4k;" in text
+    assert "ours 1 of 9, QEMU 0 of 8" in text
+    assert "`%s/new`" % root in text and "`%s/old`" % root not in text
+    # One queue is another question: these directories do not answer it.
+    assert standing.x86_section(standing.scan(root), True) == []
+    profile_dir(root, "q1", "2026-11-30 10:00:00 UTC",
+                [run(c, "randread-4k", k, 1000 * (0.5 if c == "vmm" else 1) + k)
+                 for k in range(3) for c in ("qemu", "vmm")],
+                command="bench/vmbench profile --queues 1 -c qemu -c vmm")
+    q1 = "\n".join(standing.x86_section(standing.scan(root), True))
+    assert "significantly lower" in q1 and "`%s/q1`" % root in q1
+
+
+def test_words_of_a_ratio():
+    r = {"ratio": 1.2, "lo": 1.01, "hi": 1.4}
+    assert standing.verdict(r) == "significantly higher"
+    assert standing.verdict(dict(r, lo=0.9)) == "not significant"
+    assert standing.verdict({"ratio": 0.5, "lo": 0.4, "hi": 0.99}, "more", "fewer") == \
+        "significantly fewer"
+    assert standing.verdict({"ratio": 2.0, "lo": None, "hi": None}) == "no interval"
+    assert standing.fmt_ratio(r) == "1.20x (1.01-1.40)"
+
+
+def test_devbench_ratios(tmp_path):
+    d = tmp_path / "devbench-x"
+    d.mkdir()
+    for i, ratio in enumerate((2.0, 2.2, 1.8)):
+        (d / ("i%d.json" % i)).write_text(json.dumps({
+            "command": "build/bench/devbench --json i%d.json" % i,
+            "date": "2026-12-0%dT00:00:00Z" % (i + 1),
+            "machine": {"nproc": 2, "cpu": "c", "kernel": "k"},
+            "points": [{"name": "ram-x", "ok": True, "iops": 100.0 * ratio,
+                        "baseline": "fio-y", "ratio_iops": ratio}]}))
+    text = "\n".join(standing.devbench_section(standing.scan(str(tmp_path))))
+    assert "| ram-x | 200 | fio-y | **1.99x**" in text
+    assert "| 3 |" in text and "2026-12-03 00:00 UTC" in text
