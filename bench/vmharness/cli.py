@@ -35,8 +35,9 @@ is vmbench's own options (vmbench.py: fio jobs under configurations).
       smoke tests run this way); --arch arm64: the arm64 test host
   bench/vmbench report [--check] [--headline]
       bench/RESULTS.md, the current standing, written from the newest
-      data under bench/results/ (standing.py); --check: only say whether
-      the committed page matches the data; --headline: README's table
+      data under bench/results/ (standing.py), with README's headline
+      table and bench/headline.svg; --check: write nothing, status 1 if
+      a committed page differs from the data; --headline: print the table
   bench/vmbench arm64-peers [-c CONFIG]... [-j JOB]... [-r R] [--seed S]
       our arm64 VMM beside kvmtool (and QEMU) in one arm64 test-host
       boot: fio, the guest's interrupts and the test host's KVM exits per
@@ -64,16 +65,23 @@ def report(args):
     if args.headline:
         sys.stdout.write(standing.headline())
         return 0
-    text = standing.page()
+    differ = []
+    for path, text in standing.outputs().items():
+        try:
+            with open(path) as f:
+                same = f.read() == text
+        except OSError:
+            same = False
+        if not same:
+            differ.append(path)
+            if not args.check:
+                with open(path, "w") as f:
+                    f.write(text)
     if args.check:
-        with open(standing.RESULTS) as f:
-            same = f.read() == text
-        print("report: %s %s the data" % (standing.RESULTS, "matches" if same else
-                                          "differs from (bench/vmbench report writes it)"))
-        return 0 if same else 1
-    with open(standing.RESULTS, "w") as f:
-        f.write(text)
-    print("report: wrote %s" % standing.RESULTS)
+        print("report: %s" % ("%s differ from the data (bench/vmbench report writes them)"
+                              % ", ".join(differ) if differ else "the pages match the data"))
+        return 1 if differ else 0
+    print("report: %s" % ("wrote " + ", ".join(differ) if differ else "nothing changed"))
     return 0
 
 
@@ -178,7 +186,7 @@ def main(argv):
     a.add_argument("out")
     rp = sub.add_parser("report", help="write bench/RESULTS.md from bench/results/")
     rp.add_argument("--check", action="store_true",
-                    help="write nothing; status 1 if bench/RESULTS.md differs from the data's page")
+                    help="write nothing; status 1 if a page differs from the data's")
     rp.add_argument("--headline", action="store_true", help="print README's headline table")
     m = sub.add_parser("run", help="the main job: fio on ram:1G, a summary (make run)")
     m.add_argument("--arch", choices=("x86_64", "arm64"), default="x86_64",

@@ -22,6 +22,11 @@ from .stats import mean_interval, paired_ratio
 
 ROOT = "bench/results"
 RESULTS = "bench/RESULTS.md"
+HEADLINE_SVG = "bench/headline.svg"
+README = "README.md"
+# README's headline table lies between these lines, written by report.
+MARKS = ("<!-- headline: bench/vmbench report writes this table from bench/results -->",
+         "<!-- /headline -->")
 # x86-64 jobs in the order the page lists them (guest/jobs/ names).
 X86_JOBS = ("randread-4k", "randwrite-4k", "seq-read", "seq-write",
             "seed-randread", "seed-randwrite", "seed-seqread", "seed-seqwrite")
@@ -269,26 +274,36 @@ def arm64_section(entries):
 
 # ---- the device alone ------------------------------------------------------
 
-def devbench_section(entries):
-    entry = next((e for e in entries if e["kind"] == "devbench"), None)
-    if not entry:
-        return []
+def devbench_points(entry):
+    """Per devbench point: {name, iops (mean), baseline, r (the geometric
+    mean of the per-invocation ratios to the baseline, t interval)}."""
     points = {}
     for inv in entry["invocations"]:
         for p in inv["points"]:
             if p.get("ok") and p.get("ratio_iops"):
                 points.setdefault(p["name"], []).append(p)
+    out = []
+    for name, ps in sorted(points.items()):
+        n, _, _, (lo, hi) = mean_interval([p["ratio_iops"] for p in ps])
+        out.append({"name": name, "iops": sum(p["iops"] for p in ps) / n,
+                    "baseline": ps[0]["baseline"],
+                    "r": {"n": n, "lo": lo, "hi": hi,
+                          "ratio": math.exp(sum(math.log(p["ratio_iops"]) for p in ps) / n)}})
+    return out
+
+
+def devbench_section(entries):
+    entry = next((e for e in entries if e["kind"] == "devbench"), None)
+    if not entry:
+        return []
     out = ["devbench drives the device from the host (a driver thread plays the "
            "guest, no VM), beside the host's own fio on the same backing in the "
            "same invocation.", "",
            "| point | device IOPS (mean) | baseline | device / baseline, IOPS (95% CI) | invocations |",
            "|---|---:|---|---|---:|"]
-    for name, ps in sorted(points.items()):
-        n, _, _, (lo, hi) = mean_interval([p["ratio_iops"] for p in ps])
-        g = math.exp(sum(math.log(p["ratio_iops"]) for p in ps) / n)
-        out.append("| %s | %.0f | %s | **%.2fx** (%s) | %d |" % (
-            name, sum(p["iops"] for p in ps) / n, ps[0]["baseline"], g,
-            "%.2f-%.2f" % (lo, hi) if lo is not None else "no interval", n))
+    for p in devbench_points(entry):
+        out.append("| %s | %.0f | %s | **%s** %s | %d |" % (
+            p["name"], p["iops"], p["baseline"], fmt_ratio(p["r"]), verdict(p["r"]), p["r"]["n"]))
     out.append("")
     out += _data_line(entry, " (%d invocations)" % len(entry["invocations"]))
     return out
@@ -360,24 +375,91 @@ def page(root=ROOT):
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def headline(root=ROOT):
-    """The README's table: ours against each peer on the standard jobs,
-    both architectures, from the same data as RESULTS.md."""
+def headline_rows(root=ROOT):
+    """The README's figures: ours against each peer on the standard jobs,
+    both architectures, and the device alone against the host's fio,
+    from the same data as RESULTS.md: [{where, job, peer, r, data}]."""
     entries = scan(root)
-    out = ["| machine | job | ours / QEMU | ours / kvmtool |", "|---|---|---|---|"]
-    for r in x86_rows(entries, jobs=HEADLINE_JOBS):
-        out.append("| x86-64 | %s | **%s** %s, %d pairs | not measured on x86-64 |" % (
-            r["job"], fmt_ratio(r["iops"]), verdict(r["iops"]), r["iops"]["n"]))
+    rows = [{"where": "x86-64", "job": r["job"], "peer": "QEMU", "r": r["iops"],
+             "data": r["entry"]["name"]} for r in x86_rows(entries, jobs=HEADLINE_JOBS)]
+    for r in x86_rows(entries, other="vmm", base="kvmtool", jobs=HEADLINE_JOBS):
+        rows.append({"where": "x86-64", "job": r["job"], "peer": "kvmtool", "r": r["iops"],
+                     "data": r["entry"]["name"]})
     entry = next((e for e in entries if e["kind"] == "arm64-peers"), None)
     if entry:
-        comps = [c for c in arm64_summary(entry)["comparisons"]
-                 if c["figure"] == "iops" and c["like_for_like"] and c["job"] in HEADLINE_JOBS]
-        for job in HEADLINE_JOBS:
-            cell = {}
-            for c in comps:
-                if c["job"] == job and c["ratio"] is not None:
-                    cell[c["base"]] = "**%s** %s, %d pairs" % (fmt_ratio(c), verdict(c), c["n"])
-            out.append("| arm64 | %s | %s | %s |" % (job, cell.get("qemu-file", "-"),
-                                                     cell.get("kvmtool-file", "-")))
+        comps = arm64_summary(entry)["comparisons"]
+        for peer, base in (("QEMU", "qemu-file"), ("kvmtool", "kvmtool-file")):
+            for job in HEADLINE_JOBS:
+                c = next((c for c in comps if c["figure"] == "iops" and c["job"] == job
+                          and c["base"] == base and c["other"] == "vmm-file"), None)
+                if c and c["ratio"] is not None:
+                    rows.append({"where": "arm64", "job": job, "peer": peer, "r": c,
+                                 "data": entry["name"]})
+    entry = next((e for e in entries if e["kind"] == "devbench"), None)
+    if entry:
+        for p in devbench_points(entry):
+            rows.append({"where": "x86-64 host, no VM", "job": p["name"],
+                         "peer": "host fio (%s)" % p["baseline"], "r": p["r"],
+                         "data": entry["name"]})
+    return rows
+
+
+def headline(root=ROOT):
+    """README's headline table (markdown)."""
+    out = ["| machine | job | ours against | ours / it, IOPS (95% CI) | pairs | data |",
+           "|---|---|---|---|---:|---|"]
+    for h in headline_rows(root):
+        out.append("| %s | %s | %s | **%s** %s | %d | bench/results/%s |" % (
+            h["where"], h["job"], h["peer"], fmt_ratio(h["r"]), verdict(h["r"]),
+            h["r"]["n"], h["data"]))
     return "\n".join(out) + "\n"
 
+
+def headline_svg(root=ROOT):
+    """The same figures as a plot: one bar per row, the ratio on a log
+    scale with its interval, a line at 1 (as fast as the peer)."""
+    rows = headline_rows(root)
+    lo_x, hi_x, left, width, step = 0.25, 8.0, 330, 500, 26
+    height = 60 + step * len(rows)
+
+    def x(v):
+        v = min(max(v, lo_x), hi_x)
+        return left + width * math.log(v / lo_x) / math.log(hi_x / lo_x)
+
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'font-family="sans-serif" font-size="12">' % (left + width + 20, height),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="10" y="18" font-weight="bold">ours / peer, IOPS: geometric mean of '
+           'paired ratios, 95% interval (log scale); green: significantly above 1, '
+           'grey: not significant, red: significantly below</text>']
+    for t in (0.25, 0.5, 1, 2, 4, 8):
+        out.append('<line x1="%.1f" y1="30" x2="%.1f" y2="%d" stroke="%s"/>' % (
+            x(t), x(t), height - 24, "black" if t == 1 else "#ddd"))
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%gx</text>' % (
+            x(t), height - 8, t))
+    for i, h in enumerate(rows):
+        y = 40 + step * i
+        r = h["r"]
+        color = "#2a7" if r["lo"] is not None and r["lo"] > 1 else (
+            "#c33" if r["hi"] is not None and r["hi"] < 1 else "#999")
+        out.append('<text x="10" y="%d">%s, %s: vs %s</text>' % (
+            y + 12, h["where"], h["job"], h["peer"].split(" (")[0]))
+        out.append('<rect x="%.1f" y="%d" width="%.1f" height="14" fill="%s"/>' % (
+            min(x(1), x(r["ratio"])), y + 2, abs(x(r["ratio"]) - x(1)), color))
+        if r["lo"] is not None:
+            out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>' % (
+                x(r["lo"]), y + 9, x(r["hi"]), y + 9))
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def outputs(root=ROOT):
+    """{path: text} of everything `bench/vmbench report` writes: the page,
+    the plot, and README with its headline table replaced."""
+    with open(README) as f:
+        readme = f.read()
+    a, b = readme.find(MARKS[0]), readme.find(MARKS[1])
+    if a < 0 or b < a:
+        raise ValueError("%s: no headline markers (%s ... %s)" % (README, MARKS[0], MARKS[1]))
+    readme = readme[:a + len(MARKS[0])] + "\n" + headline(root) + readme[b:]
+    return {RESULTS: page(root), HEADLINE_SVG: headline_svg(root), README: readme}

@@ -7,16 +7,17 @@ import os
 from vmharness import paths, standing
 
 
-def test_committed_page_matches_the_data():
-    """`bench/vmbench report` would write the page that is committed: a
-    figure typed by hand, or new data without the page, fails here."""
+def test_committed_pages_match_the_data():
+    """`bench/vmbench report` would write what is committed (RESULTS.md,
+    the plot, README's headline table): a figure typed by hand, or new
+    data without its pages, fails here."""
     cwd = os.getcwd()
     os.chdir(paths.REPO)
     try:
-        with open(standing.RESULTS) as f:
-            committed = f.read()
-        assert committed == standing.page(), \
-            "bench/RESULTS.md differs from the data: run bench/vmbench report"
+        for path, text in standing.outputs().items():
+            with open(path) as f:
+                assert f.read() == text, \
+                    "%s differs from the data: run bench/vmbench report" % path
     finally:
         os.chdir(cwd)
 
@@ -93,5 +94,5 @@ def test_devbench_ratios(tmp_path):
             "points": [{"name": "ram-x", "ok": True, "iops": 100.0 * ratio,
                         "baseline": "fio-y", "ratio_iops": ratio}]}))
     text = "\n".join(standing.devbench_section(standing.scan(str(tmp_path))))
-    assert "| ram-x | 200 | fio-y | **1.99x**" in text
+    assert "| ram-x | 200 | fio-y | **1.99x (1.55-2.56)** significantly higher | 3 |" in text
     assert "| 3 |" in text and "2026-12-03 00:00 UTC" in text
