@@ -38,6 +38,7 @@ import sys
 import time
 
 from . import paths, testhost
+from .plan import load_runs
 from .report import cell_value, fio_figures, fmt_p, load_fio, section_title
 from .stats import ALPHA, mean_interval, paired_ratio
 
@@ -109,22 +110,6 @@ def read_plan(out):
                 continue
             plan.append((int(w[0]), int(w[1]), w[2], w[3].split(",")))
     return plan, opts
-
-
-def load_runs(out):
-    """OUT/runs.jsonl's lines (a torn last line, from a test host that
-    died while writing it, is left out)."""
-    runs = []
-    try:
-        with open(os.path.join(out, "runs.jsonl")) as f:
-            for line in f:
-                try:
-                    runs.append(json.loads(line))
-                except ValueError:
-                    pass
-    except OSError:
-        pass
-    return runs
 
 
 def all_done(out):

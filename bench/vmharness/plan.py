@@ -37,11 +37,18 @@ def data_disk(args, name):
 
 
 def _read_lines(path):
-    """The JSON objects of a .jsonl file, none if it is not there."""
+    """The JSON objects of a .jsonl file, none if it is not there.  A torn
+    last line (a test host that died while writing it) is left out."""
     if not os.path.exists(path):
         return []
     with open(path) as f:
-        return [json.loads(l) for l in f if l.strip()]
+        lines = [l for l in f if l.strip()]
+    out = [json.loads(l) for l in lines[:-1]]
+    try:
+        out += [json.loads(l) for l in lines[-1:]]
+    except ValueError:
+        pass
+    return out
 
 
 def _append_line(path, obj):
