@@ -140,11 +140,12 @@ _QEMU_CR3 = re.compile(r"\bCR3=([0-9a-f]+)")
 
 def stuck_cr3(log_path):
     """Each vCPU's CR3 as read at the stop of a stuck guest: ours from
-    -v's lines (LOG.vmm), QEMU's from its monitor (LOG.regs).  {} if
-    neither has one (a guest that ended by itself)."""
+    -v's lines (LOG.vmm), QEMU's from its monitor (LOG.regs); either may
+    be gzip'd (FILE.gz).  {} if neither has one (a guest that ended by
+    itself)."""
     out = {}
     try:
-        with open(log_path + ".vmm") as f:
+        with kvmtrace.open_text(log_path + ".vmm") as f:
             for line in f:
                 m = _OUR_CR3.search(line)
                 if m:
@@ -152,7 +153,7 @@ def stuck_cr3(log_path):
     except OSError:
         pass
     try:
-        with open(log_path + ".regs") as f:
+        with kvmtrace.open_text(log_path + ".regs") as f:
             cpu = None
             for line in f:
                 m = _QEMU_CPU.match(line)
@@ -174,7 +175,7 @@ def death_notes(out_dir, runs):
         if r["outcome"] == "clean":
             continue
         log = os.path.join(out_dir, "logs", os.path.basename(r["log"]))
-        how = kvmtrace.describe(log + ".kvmtrace") if os.path.exists(log + ".kvmtrace") else None
+        how = kvmtrace.describe(log + ".kvmtrace") if kvmtrace.saved(log + ".kvmtrace") else None
         cr3 = stuck_cr3(log)
         if not how and not cr3:
             continue

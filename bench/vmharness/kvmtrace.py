@@ -10,6 +10,7 @@ the guest's rip at every exit (the SHUTDOWN exit's included), so the
 copy shows what each vCPU did in its last moments.  It reads the host
 the VMM runs on: in the test host, the test host's kernel.
 """
+import gzip
 import os
 import re
 
@@ -77,8 +78,22 @@ NPF_IN_PAGE_WALK = 1 << 33  # info1 of an NPF exit: in the guest's own page walk
 LOOP_MIN = 100  # the same NPF this often in the window: a vCPU going nowhere
 
 
+def open_text(path):
+    """PATH opened for reading text, or PATH.gz where only that is there
+    (bench/results keeps the raw files a finding or an analysis needs
+    gzip -9'd: bench/README.md).  OSError if neither is."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rt")
+    return open(path)
+
+
+def saved(path):
+    """Whether PATH or PATH.gz is there."""
+    return os.path.exists(path) or os.path.exists(path + ".gz")
+
+
 def _exits(path):
-    with open(path) as f:
+    with open_text(path) as f:
         for line in f:
             m = _LINE.match(line)
             if not m or m.group("event") != "kvm_exit":
