@@ -47,6 +47,9 @@ CFLAGS  ?= -O2 -g
 LTO     ?= -flto=auto
 CFLAGS  += $(LTO) -std=gnu11 -D_GNU_SOURCE -pthread -I. $(WARN) -MMD -MP
 LDLIBS  := -luring -lseccomp -lpthread
+# json-c: devbench reads fio's JSON output with it (bench/fiojson.c).
+JSONC_CFLAGS = $(shell pkg-config --cflags json-c)
+JSONC_LIBS   = $(shell pkg-config --libs json-c)
 ifneq ($(SAN),)
 CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SAN)
@@ -91,7 +94,9 @@ else
 # everything but the x86 machine's models and runs them in the arm64 test
 # host (tests/arm64-unit.sh).
 X86_TESTS := test_boot test_mptable test_pci_host test_serial
-TEST_BIN := $(filter-out $(X86_TESTS:%=$(O)/tests/%),$(TEST_BIN))
+# test_fiojson: devbench's own module, and devbench is not cross-built
+# (nor json-c installed for arm64).
+TEST_BIN := $(filter-out $(X86_TESTS:%=$(O)/tests/%) $(O)/tests/test_fiojson,$(TEST_BIN))
 all: $(O)/vmm
 endif
 
@@ -129,19 +134,21 @@ $(O)/tests/%: tests/tools/%.c $(O)/tests/support/nouring.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
 
-$(O)/bench/devbench: $(O)/bench/devbench.o $(O)/bench/json.o $(TEST_SUP_OBJ) $(O)/libcore.a
+$(O)/bench/devbench: $(O)/bench/devbench.o $(O)/bench/fiojson.o $(TEST_SUP_OBJ) $(O)/libcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) $(JSONC_LIBS) -lm
+
+# bench/fiojson.c (fio's JSON through json-c) is not in libcore.a: the
+# VMM has no use for it.
+$(O)/bench/fiojson.o: CFLAGS += $(JSONC_CFLAGS)
+$(O)/tests/test_fiojson: $(O)/bench/fiojson.o
+$(O)/tests/test_fiojson: LDLIBS += $(JSONC_LIBS)
 
 # The fuzz targets built by the normal compiler with a main() that replays
 # the corpus, so `make check` runs every saved input.
 $(O)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(TEST_SUP_OBJ) $(O)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
-
-# The JSON parser of the bench tools (bench/json.c) is not in libcore.a:
-# the VMM has no use for it.
-$(O)/tests/test_json $(O)/fuzz-replay/fuzz_json: $(O)/bench/json.o
 
 ifeq ($(CROSS_STATIC),)
 unit: $(TEST_BIN)

@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/json.h"
+#include "bench/fiojson.h"
 #include "blk/blk.h"
 #include "host/clock.h"
 #include "tests/support/blkdrv.h"
@@ -639,47 +639,29 @@ static int run_point(const struct point *p, struct result *r)
 
 /* ---- fio baselines ------------------------------------------------------- */
 
-/* fio's JSON output (one job: --group_reporting) from its first line
- * that starts with '{' on (fio may print notes before it). */
+/* fio's JSON output (one job: --group_reporting; bench/fiojson.h). */
 static int fio_parse(const char *js, bool write, struct result *r)
 {
-	const char *start = *js == '{' ? js : strstr(js, "\n{");
-	const struct json *sec, *lat, *pct;
-	struct json_error err;
-	struct json *root;
-	double usr, sys, rt, ios;
-	int ret;
+	struct fiojson_error err;
+	struct fiojson f;
+	int ret = fiojson_read(js, write, &f, &err);
 
-	if (!start)
-		return -EINVAL;
-	ret = json_parse(start, strlen(start), &root, &err);
-	if (ret) {
+	if (err.msg)
 		fprintf(stderr, "devbench: fio's JSON, byte %zu: %s\n",
-			(size_t)(start - js) + err.offset, err.msg);
+			err.offset, err.msg);
+	if (ret)
 		return ret;
-	}
-	sec = json_get(root, write ? "jobs[0].write" : "jobs[0].read");
-	lat = json_get(sec, "lat_ns");
-	pct = json_get(lat, "percentile");
-	if (!pct || pct->type != JSON_OBJECT) {
-		json_free(root);
-		return -EINVAL;
-	}
-	r->iops = json_get_num(sec, "iops");
-	ios = json_get_num(sec, "total_ios");
-	r->mean_us = json_get_num(lat, "mean") / 1e3;
-	r->p50_us = json_get_num(pct, "[\"50.000000\"]") / 1e3;
-	r->p99_us = json_get_num(pct, "[\"99.000000\"]") / 1e3;
+	r->iops = f.iops;
+	r->mean_us = f.mean_ns / 1e3;
+	r->p50_us = f.p50_ns / 1e3;
+	r->p99_us = f.p99_ns / 1e3;
 	/* job level: CPU in % of the (summed) job runtime */
-	usr = json_get_num(root, "jobs[0].usr_cpu");
-	sys = json_get_num(root, "jobs[0].sys_cpu");
-	rt = json_get_num(root, "jobs[0].job_runtime");
-	r->fio_thread_cpu_us = (usr + sys) / 100.0 * rt / 1e3 / ios * 1e6;
+	r->fio_thread_cpu_us = (f.usr_cpu + f.sys_cpu) / 100.0 *
+			       f.job_runtime_ms / 1e3 / f.total_ios * 1e6;
 	r->dev_cpu_us = -1;
-	r->requests = (uint64_t)ios;
+	r->requests = (uint64_t)f.total_ios;
 	r->kicks = r->irqs = r->notifies = NAN;
-	json_free(root);
-	return isnan(r->iops) || isnan(r->p99_us) ? -EINVAL : 0;
+	return 0;
 }
 
 static void fio_cmd(struct baseline *b, char *out_path, char **argv,

@@ -3,7 +3,7 @@
 # As root: apt-get install --no-install-recommends.  Otherwise: print the
 # exact command and stop.
 PKGS="build-essential gcc make libc6-dev linux-libc-dev pkg-config liburing-dev libcmocka-dev libaio-dev
-libfdt-dev liblzma-dev clang libclang-rt-14-dev fio qemu-system-x86
+libjson-c-dev libfdt-dev liblzma-dev clang libclang-rt-14-dev fio qemu-system-x86
 busybox-static cpio xz-utils dpkg-dev ca-certificates valgrind gnuplot-nox
 python3 python3-pytest python3-scipy procps libseccomp-dev flex bison bc libelf-dev
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross liburing-dev:arm64

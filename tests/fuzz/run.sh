@@ -1,11 +1,11 @@
 #!/bin/sh
 # Run each libFuzzer target for SECONDS (default 60), one after another.
 #
-#   tests/fuzz/run.sh [SECONDS] [NAME...]     NAME: virtq req device json
+#   tests/fuzz/run.sh [SECONDS] [NAME...]     NAME: virtq req device
 #
 # Builds build/fuzz/fuzz_NAME with clang (-fsanitize=fuzzer,address,
 # undefined) from tests/fuzz/fuzz_NAME.c, tests/support/*.c, virtio/*.c,
-# blk/*.c and host/*.c (json: bench/json.c too).  Each run works in
+# blk/*.c and host/*.c.  Each run works in
 # build/fuzz/work/NAME, reading the committed corpus tests/fuzz/corpus/NAME
 # too; afterwards the union is minimised
 # (-merge=1, edges only: -use_counters=0) into a fresh directory, which
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.." || exit 2
 
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-names=${*:-virtq req device json}
+names=${*:-virtq req device}
 CC=${FUZZ_CC:-clang}
 CFLAGS="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -g -O1
 	-I. -D_GNU_SOURCE -std=gnu11 -pthread"
@@ -29,17 +29,14 @@ max_len() {
 	case "$1" in
 	virtq) echo 4096 ;;
 	req) echo 1024 ;;
-	json) echo 8192 ;;
 	*) echo 2048 ;;
 	esac
 }
 
 build() {
-	extra=
-	[ "$1" = json ] && extra=bench/json.c
 	# shellcheck disable=SC2086
 	$CC $CFLAGS "tests/fuzz/fuzz_$1.c" tests/support/*.c virtio/*.c \
-		blk/*.c host/*.c $extra -o "$out/fuzz_$1" -luring -lseccomp -lpthread
+		blk/*.c host/*.c -o "$out/fuzz_$1" -luring -lseccomp -lpthread
 }
 
 # Is file $1 a copy of one of the seeds in directory $2?
