@@ -3,7 +3,8 @@ command is one of the scenarios over the test host, and anything else
 is vmbench's own options (vmbench.py: fio jobs under configurations).
 
   bench/vmbench profile [-c CONFIG]... [-j JOB]... [-r R] [-o OUT]
-      where the time goes, per request, ours beside QEMU (profile.py)
+      where the time goes, per request, ours beside QEMU and kvmtool
+      (profile.py)
   bench/vmbench analyse OUT
       redo the tables of an earlier run (any scenario, vmbench's too)
   bench/vmbench deaths [-c CONFIG]... [-n N] [-j verify -j randread-4k]
@@ -125,6 +126,15 @@ def write_meta(args):
                          if k in os.environ},
             "testhost_qemu": (out([os.environ.get("TESTHOST_QEMU", "qemu-system-x86_64"),
                                    "--version"]) or "").split("\n")[0]}
+    # kvmtool, where a profile runs the default one (a rebuild from
+    # another tarball would change it).
+    if any(c.split(":")[0] == "kvmtool" and "bin=" not in c for c in getattr(args, "config", None) or ()):
+        try:
+            with open(profile.KVMTOOL_BIN, "rb") as f:
+                meta.update(kvmtool_bin=profile.KVMTOOL_BIN,
+                            kvmtool_sha256=hashlib.sha256(f.read()).hexdigest())
+        except OSError:
+            pass
     with open(os.path.join(args.out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
 
@@ -136,7 +146,7 @@ def main(argv):
         return vmbench.main(argv)
     ap = argparse.ArgumentParser(prog="bench/vmbench")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    def scenario_parser(name, help, queues=2, disk_mb=1024):
+    def scenario_parser(name, help, queues=2, disk_mb=1024, config_help=""):
         """A scenario's sub-command with the options every scenario has:
         the guests' shape, the data disk, the seed, where it runs."""
         sp = sub.add_parser(name, help=help)
@@ -146,7 +156,7 @@ def main(argv):
                         "qemu, vmm); append: words for the guest kernel's "
                         "command line; kernel: overrides --kernel; host_thp="
                         "always|madvise|never: the host's transparent huge pages "
-                        "during this configuration's runs (deaths only)")
+                        "during this configuration's runs (deaths only)" + config_help)
         sp.add_argument("-o", "--out")
         sp.add_argument("--cpus", type=int, default=2)
         sp.add_argument("--queues", type=int, default=queues)
@@ -161,7 +171,13 @@ def main(argv):
         sp.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
         return sp
 
-    p = scenario_parser("profile", "per-request counters, ours vs QEMU")
+    p = scenario_parser("profile", "per-request counters, ours vs QEMU and kvmtool",
+                        config_help="; or kvmtool[:name=L,bin=PATH,jobs=A+B,append=W1+W2]: "
+                        "kvmtool (build/peers/x86/lkvm-static, which bench/peers-x86.sh "
+                        "builds when it is missing) with the same bzImage, initrd, "
+                        "vCPUs, memory, command line and data disk file, one queue "
+                        "(kvmtool's virtio-blk has no more), the disk as the guest's "
+                        "/dev/vda")
     p.add_argument("-j", "--job", action="append", choices=sorted(profile.JOBS))
     p.add_argument("-r", "--repeats", type=int, default=3)
     p.add_argument("--tries", type=int, default=2)
@@ -338,6 +354,11 @@ def main(argv):
         if not args.inner:
             exitcost.build_images()
     args.config = args.config or ["qemu", "vmm"]
+    if args.cmd == "profile" and not args.inner:
+        try:  # a bad name stops here, and kvmtool is built, not in the test host
+            profile.prepare(args.config)
+        except ValueError as e:
+            ap.error(str(e))
     scenario = {"deaths": deaths, "cpuid": cpuid, "boot": boot,
                 "lockup": lockup, "exitcost": exitcost}.get(args.cmd, profile)
     if args.cmd not in ("cpuid", "boot", "lockup", "exitcost"):

@@ -89,3 +89,51 @@ def qemu_argv(kernel, initrd, cmdline, mem_mb, cpus, disks,
             dev += ",serial=" + d["serial"]
         argv += ["-drive", drive, "-device", dev]
     return argv
+
+
+# What kvmtool (x86) puts before the kernel command line it is given
+# (x86/kvm.c kvm__arch_set_cmdline and builtin-run.c, kvmtool b48735e):
+# ours follows, and where both set a parameter the later word, ours, wins
+# (panic=-1 over panic=1).  Its bzImage loader copies at most
+# cmdline_size - 1 bytes of the whole (2046 for Debian's kernel, whose
+# setup header says 2047) and silently drops the rest.
+KVMTOOL_X86_CMDLINE = ("noapic noacpi pci=conf1 reboot=k panic=1 i8042.direct=1 "
+                       "i8042.dumbkbd=1 i8042.nopnp=1 earlyprintk=serial i8042.noaux=1 "
+                       "console=ttyS0 root=/dev/vda rw  ")
+KVMTOOL_CMDLINE_MAX = 2046
+
+# kvmtool's control socket goes into $HOME/.lkvm; in the test host HOME
+# is on the host's root, shared read-only, and kvmtool stops when it
+# cannot bind the socket.  /tmp is writable wherever guests run.
+KVMTOOL_HOME = "/tmp"
+
+
+def kvmtool_argv(kernel, initrd, cmdline, mem_mb, cpus, disks, lkvm_bin,
+                 home=KVMTOOL_HOME):
+    """kvmtool (lkvm run, x86) as the project's model runs: modern
+    virtio-pci, the 8250 console on ttyS0, no network device (its default
+    is a user-mode virtio-net; --network mode=none) and no 9p root (it
+    makes one only when it has neither a disk nor an initrd).  A disk is
+    a virtio-blk device with one queue (kvmtool's has no multi-queue) and
+    no serial of ours (kvmtool answers GET_ID with the file's device and
+    inode numbers): the guest finds it by order, the first disk /dev/vda.
+    KERNEL must be a bzImage (kvmtool loads no ELF vmlinux)."""
+    if len(KVMTOOL_X86_CMDLINE) + len(cmdline) > KVMTOOL_CMDLINE_MAX:
+        raise ValueError("kernel command line of %d bytes: kvmtool would cut it "
+                         "at %d with its own words" % (len(cmdline), KVMTOOL_CMDLINE_MAX))
+    argv = ["env", "HOME=" + home] if home else []
+    argv += [lkvm_bin, "run", "-k", kernel, "-i", initrd, "-p", cmdline,
+             "-m", str(mem_mb), "-c", str(cpus), "--console", "serial",
+             "--virtio-transport", "pci", "--network", "mode=none"]
+    for d in disks:
+        if d["path"].startswith("ram:"):
+            raise ValueError("kvmtool has no ram: disks")
+        if d.get("queues", 1) != 1:
+            raise ValueError("kvmtool's virtio-blk has one queue, not %d" % d["queues"])
+        spec = [d["path"]]
+        if d.get("readonly"):
+            spec.append("ro")
+        if d.get("direct"):
+            spec.append("direct")
+        argv += ["-d", ",".join(spec)]
+    return argv

@@ -8,7 +8,8 @@
 - Threads: per thread of the VMM process, CPU time on the CPU and waiting
   for one (/proc/PID/task/TID/schedstat, ns) and context switches
   (voluntary = the thread slept, involuntary = it was preempted), grouped
-  by kind (vcpu, iothread, io-wq, main, other) from the thread's name.
+  by kind (vcpu, iothread, io-wq, main, other) from the thread's name
+  (ours, QEMU's and kvmtool's names).
 
 Each sample is a dict; delta(a, b) subtracts.  Everything here reads the
 host the VMM runs on; in the test host that is the test host's kernel,
@@ -84,10 +85,19 @@ def kvm_stats(pid):
     return out
 
 
+# kvmtool's threads: its vCPUs (kvm-vcpu-N), and the three on a disk's
+# path, together its I/O threads: ioeventfd-worker (the guest's queue
+# notifications, from every ioeventfd; "ioeventfd-worke" as the kernel
+# keeps 15 characters), virtio-blk-io (pops the requests and submits
+# them) and disk-image-io (reaps libaio's completions).
+KVMTOOL_IO_THREADS = ("ioeventfd-worke", "virtio-blk-io", "disk-image-io")
+
+
 def thread_kind(tid, pid, comm):
-    if comm.startswith("vcpu") or re.fullmatch(r"CPU \d+/KVM", comm):
+    if (comm.startswith("vcpu") or re.fullmatch(r"CPU \d+/KVM", comm)
+            or re.fullmatch(r"kvm-vcpu-\d+", comm)):
         return "vcpu"
-    if comm.startswith("iothread") or comm.startswith("IO "):
+    if comm.startswith("iothread") or comm.startswith("IO ") or comm in KVMTOOL_IO_THREADS:
         return "iothread"
     if comm.startswith("iou-"):
         return "io-wq"

@@ -1,5 +1,5 @@
-"""Where the time goes, per request, for our VMM and QEMU side by side
-(issue 8, deliverable 1).
+"""Where the time goes, per request, for our VMM, QEMU and kvmtool side
+by side (issue 8, deliverable 1).
 
 Every configuration runs every job R times, in an order shuffled anew in
 each repeat (seeded, recorded), all in one boot of the test host (or here
@@ -12,6 +12,7 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import time
 
 from . import cmdlines, counters, fiojson, guestrun, paths, plan
@@ -65,6 +66,59 @@ JOBS = {
 }
 
 
+# kvmtool for x86 (bench/peers-x86.sh builds it, static, from the shared
+# peers tarball; no kvmtool code in this repository).
+KVMTOOL_BIN = os.path.join(paths.BUILD, "peers", "x86", "lkvm-static")
+PEERS_X86 = os.path.join(paths.REPO, "bench", "peers-x86.sh")
+# kvmtool's options here: queues=1 only (its virtio-blk has one queue).
+KVMTOOL_OPTS = ("name", "bin", "jobs", "append", "queues")
+
+
+def parse_config(spec):
+    """plan.parse_config, and kvmtool[:name=L,bin=PATH,jobs=A+B,append=W1+W2]:
+    kvmtool (lkvm run) with the same kernel (its bzImage: kvmtool loads
+    no ELF), initrd, vCPUs, memory, command line and data disk file."""
+    kind, _, rest = spec.partition(":")
+    if kind in ("vmm", "qemu"):
+        return plan.parse_config(spec)
+    if kind != "kvmtool":
+        raise ValueError("configuration must start with vmm, qemu or kvmtool: " + spec)
+    try:
+        opts = dict(kv.split("=", 1) for kv in rest.split(",") if kv)
+    except ValueError:
+        raise ValueError("kvmtool options are KEY=VALUE: " + spec)
+    bad = sorted(k for k in opts if k not in KVMTOOL_OPTS)
+    if bad:
+        raise ValueError("kvmtool takes no %s (only %s): %s" % (
+            ", ".join(bad), ", ".join(KVMTOOL_OPTS), spec))
+    if opts.get("queues", "1") != "1":
+        raise ValueError("kvmtool's virtio-blk has one queue: " + spec)
+    name = opts.pop("name", spec)
+    return {"kind": kind, "name": name, "opts": opts}
+
+
+def prepare(configs):
+    """Before the test host (whose view of the checkout is read-only):
+    every configuration parses, and kvmtool is built where one needs the
+    default binary.  Raises ValueError with what is wrong."""
+    cfgs = [parse_config(c) for c in configs]
+    if any(c["kind"] == "kvmtool" and "bin" not in c["opts"] for c in cfgs):
+        r = subprocess.run([PEERS_X86], stdout=subprocess.PIPE, text=True)
+        if r.returncode != 0 or not os.access(KVMTOOL_BIN, os.X_OK):
+            raise ValueError("kvmtool: %s failed (status %d)" % (PEERS_X86, r.returncode))
+    for c in cfgs:
+        b = c["opts"].get("bin")
+        if c["kind"] == "kvmtool" and b and not os.access(b, os.X_OK):
+            raise ValueError("kvmtool: bin=%s is not an executable file" % b)
+    return cfgs
+
+
+# kvmtool gives the data disk no serial of ours: in its guest the one
+# virtio disk is the first, /dev/vda (cmdlines.kvmtool_argv), and the
+# guest script says so before fio_script's.
+KVMTOOL_SCRIPT_HEAD = "FIO_DISK=/dev/vda\n"
+
+
 def guest_argv(cfg, cmdline, disk, args):
     """The command line of one guest under CFG.  The configuration's
     append= words go on the guest kernel's command line, kernel=
@@ -85,6 +139,10 @@ def guest_argv(cfg, cmdline, disk, args):
         return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem,
                                  args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN),
                                  extra=["--pin", pin] if pin else [])
+    if cfg["kind"] == "kvmtool":
+        d["queues"] = 1
+        return cmdlines.kvmtool_argv(paths.BZIMAGE, paths.INITRD, cmdline, args.mem,
+                                     args.cpus, [d], cfg["opts"].get("bin", KVMTOOL_BIN))
     d["iothread"] = cfg["opts"].get("iothread", "on") == "on"
     return cmdlines.qemu_argv(paths.BZIMAGE, paths.INITRD, cmdline, args.mem,
                               args.cpus, [d])
@@ -129,7 +187,11 @@ def pin_qemu_threads(pid):
 
 def one_run(cfg, job, disk, args, log_path):
     script = guestrun.fio_script(job, JOBS[job])
-    cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data")
+    if cfg["kind"] == "kvmtool":
+        script = KVMTOOL_SCRIPT_HEAD + script
+        cmdline = cmdlines.guest_cmdline(script=script)
+    else:
+        cmdline = cmdlines.guest_cmdline(script=script, disk_serial="data")
     snap = {}
     stats_path = log_path + ".stats.json"
     argv = guest_argv(cfg, cmdline, disk, args)
@@ -174,7 +236,7 @@ def run_plan(args):
     counters.ensure_mounts()
     os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
     disk = plan.data_disk(args, "vmh-disk.img")
-    cfgs = [plan.parse_config(c) for c in args.config]
+    cfgs = [parse_config(c) for c in args.config]
     done = {(r["repeat"], r["config"], r["job"])
             for r in plan.load_runs(args.out) if "fio" in r}
     for rep, i, cfg, job in plan.rounds(cfgs, args.job, args.repeats,
@@ -291,15 +353,26 @@ def ratio_lines(runs, configs, job):
         base = "qemu" + c[3:] if c.startswith("vmm") and "qemu" + c[3:] in configs else configs[0]
         if base == c or not any(r["config"] == c and r["job"] == job for r in runs):
             continue
-        pr = paired_ratio(runs, job, base, c)
-        if not pr:
-            out.append("%s / %s IOPS: fewer than 2 paired repeats" % (c, base))
-            continue
-        verdict = ("significantly higher" if pr["lo"] > 1 else
-                   "significantly lower" if pr["hi"] < 1 else "not significant")
-        out.append("%s / %s IOPS: %.2fx (95%% CI %.2f-%.2f, %d paired repeats, %s)"
-                   % (c, base, pr["ratio"], pr["lo"], pr["hi"], pr["n"], verdict))
+        bases = [base]
+        # vmm-X beside kvmtool too: kvmtool-X where there is one, else
+        # kvmtool (which has one queue whatever X is).
+        if c.startswith("vmm"):
+            kt = "kvmtool" + c[3:] if "kvmtool" + c[3:] in configs else "kvmtool"
+            if kt in configs:
+                bases.append(kt)
+        for b in bases:
+            out.append(_ratio_line(runs, job, b, c))
     return out
+
+
+def _ratio_line(runs, job, base, c):
+    pr = paired_ratio(runs, job, base, c)
+    if not pr:
+        return "%s / %s IOPS: fewer than 2 paired repeats" % (c, base)
+    verdict = ("significantly higher" if pr["lo"] > 1 else
+               "significantly lower" if pr["hi"] < 1 else "not significant")
+    return "%s / %s IOPS: %.2fx (95%% CI %.2f-%.2f, %d paired repeats, %s)" % (
+        c, base, pr["ratio"], pr["lo"], pr["hi"], pr["n"], verdict)
 
 
 def analyse(out_dir):
@@ -312,7 +385,8 @@ def analyse(out_dir):
             jobs.append(r["job"])
     parts = []
     qemus = [c for c in configs if c.startswith("qemu")]
-    configs = qemus + [c for c in configs if c not in qemus]  # baselines first
+    kvmtools = [c for c in configs if c.startswith("kvmtool")]
+    configs = qemus + kvmtools + [c for c in configs if c not in qemus + kvmtools]  # baselines first
     for job in jobs:
         parts.append(table(runs, configs, job))
         parts.append("\n".join(ratio_lines(runs, configs, job)))
