@@ -13,8 +13,13 @@
 # fetched by name and unpacked under build/peers/arm64/libfdt (headers and
 # libfdt.a in one folder, kvmtool's LIBFDT_DIR) rather than installed:
 # libfdt-dev is not co-installable for two architectures, and this host's
-# own builds use the amd64 one.  Built once; delete build/peers/arm64 to
-# build again.  Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and
+# own builds use the amd64 one.  libaio the same way (libaio-dev:arm64 into
+# build/peers/arm64/libaio): kvmtool's raw disk serves requests through
+# io_submit (disk/aio.c) when it finds libaio, as a native arm64 build with
+# libaio-dev installed does; a cross build finds none on its own and would
+# serve every request synchronously in one thread, another peer than the
+# one kvmtool's users run (the build checks it was taken).  Built once;
+# delete build/peers/arm64 to build again.  Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and
 # `dpkg --add-architecture arm64` (guest/lib.sh's private apt fetches the
 # .deb); 95 s here (2 jobs, the machine busy with other builds).
 set -eu
@@ -51,12 +56,38 @@ if [ ! -f "$PBUILD/libfdt/libfdt.a" ]; then
 	rm -rf "$t"
 fi
 
+# libaio: header and static library in one folder.
+if [ ! -f "$PBUILD/libaio/libaio.a" ]; then
+	deb=$(fetch_deb libaio-dev) || exit 1
+	t=$(tmp_near "$PBUILD/libaio")
+	dpkg-deb -x "$deb" "$t/x" || die "dpkg-deb -x $deb failed"
+	mkdir -p "$t/libaio"
+	cp "$t/x/usr/include/libaio.h" "$t/x/usr/lib/aarch64-linux-gnu/libaio.a" "$t/libaio/" ||
+		die "$(basename "$deb") has no libaio.h and usr/lib/aarch64-linux-gnu/libaio.a"
+	rm -rf "$PBUILD/libaio"
+	mv "$t/libaio" "$PBUILD/libaio"
+	rm -rf "$t"
+fi
+
 t=$(tmp_near "$PBUILD/src")
 log "building $(basename "$tarball" .tar.gz) for arm64 (lkvm-static)"
 tar -xzf "$tarball" -C "$t" || { rm -rf "$t"; die "cannot unpack $tarball"; }
 src=$(ls -d "$t"/kvmtool-*/ | head -n 1)
+# kvmtool's own static options (libfdt's among them), plus libaio.
+mkvar() {
+	# shellcheck disable=SC2016 # make's $(...), not the shell's
+	printf 'print-%%:\n\t@echo "$($*)"\n' >"$t/print.mk"
+	make -s -C "$src" -f Makefile -f "$t/print.mk" ARCH=arm64 CROSS_COMPILE="$CROSS" \
+		LIBFDT_DIR="$PBUILD/libfdt" "print-$1" 2>/dev/null | tail -n 1
+}
+cflags="$(mkvar CFLAGS_STATOPT) -DCONFIG_HAS_AIO -I$PBUILD/libaio"
+libs="$(mkvar LIBS_STATOPT) -L$PBUILD/libaio -laio"
+objs="$(mkvar OBJS_STATOPT) disk/aio.o"
+case " $cflags " in *" -DCONFIG_HAS_LIBFDT "*) ;; *) die "kvmtool's make found no libfdt in ${PBUILD#"$REPO"/}/libfdt" ;; esac
+log "static options: $cflags"
 if ! make -C "$src" -j"$(nproc)" ARCH=arm64 CROSS_COMPILE="$CROSS" \
-	LIBFDT_DIR="$PBUILD/libfdt" lkvm-static >"$t/make.log" 2>&1; then
+	LIBFDT_DIR="$PBUILD/libfdt" CFLAGS_STATOPT="$cflags" LIBS_STATOPT="$libs" \
+	OBJS_STATOPT="$objs" lkvm-static >"$t/make.log" 2>&1; then
 	tail -n 30 "$t/make.log" >&2
 	rm -rf "$PBUILD/src.failed"
 	mv "$t" "$PBUILD/src.failed"
@@ -67,6 +98,8 @@ fi
 case $(readelf -l "$src/lkvm-static") in
 *INTERP*) die "lkvm-static is not static" ;;
 esac
+[ -f "$src/disk/aio.static.o" ] || die "kvmtool was built without libaio"
+cp "$t/make.log" "$src/make.log"
 rm -rf "$PBUILD/src"
 mv "$src" "$PBUILD/src"
 rm -rf "$t"

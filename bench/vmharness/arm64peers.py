@@ -232,6 +232,20 @@ def row_title(key):
     return section_title({"job": job, "phase": phase, "dir": d, "params": ""})
 
 
+def binaries_sha256():
+    """{path: sha256} of the programs the runs use (our arm64 VMM and
+    kvmtool), so that a figure names the builds it measured."""
+    import hashlib
+    out = {}
+    for rel in ("build/arm64/vmm", "build/peers/arm64/lkvm-static"):
+        try:
+            with open(os.path.join(paths.REPO, rel), "rb") as f:
+                out[rel] = hashlib.sha256(f.read()).hexdigest()
+        except OSError:
+            out[rel] = None
+    return out
+
+
 def analyse_data(out, plan, runs, meta=None):
     """The report (markdown) and its figures (a dict for summary.json)."""
     meta = meta or {}
@@ -388,7 +402,8 @@ def run(args):
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "machine": "%d-core %s host; arm64 test host: QEMU TCG aarch64, nested KVM" % (
                 os.cpu_count(), os.uname().machine),
-            "load_before": os.getloadavg()}
+            "load_before": os.getloadavg(),
+            "sha256": binaries_sha256()}
     # A boot that ends with runs left (the test host died) is booted
     # again; peers.sh skips the runs already recorded.
     rc, used = testhost.run_with_reboots(lambda: ["sh", RUNNER, out], out,

@@ -11,6 +11,7 @@ the intervals.  Nothing is typed by hand: a test (tests/py/test_standing.py)
 writes the page again and fails when the committed one differs.  The
 dated notebook, with the why behind each figure, is bench/JOURNAL.md.
 """
+import functools
 import glob
 import json
 import math
@@ -169,12 +170,13 @@ def x86_rows(entries, one_queue=False, base="qemu", other="vmm", jobs=X86_JOBS):
     return rows
 
 
-def x86_section(entries, one_queue):
-    rows = x86_rows(entries, one_queue)
+def x86_section(entries, one_queue, base="qemu", peer="QEMU"):
+    rows = x86_rows(entries, one_queue, base=base)
     if not rows:
         return []
-    out = ["| job | ours IOPS | QEMU IOPS | ours / QEMU, IOPS (95% CI) | pairs | "
-           "exits per request, ours / QEMU | interrupts per request, ours / QEMU | data |",
+    out = ["| job | ours IOPS | %s IOPS | ours / %s, IOPS (95%% CI) | pairs | "
+           "exits per request, ours / %s | interrupts per request, ours / %s | data |"
+           % (peer, peer, peer, peer),
            "|---|---:|---:|---|---:|---|---|---|"]
     for r in rows:
         out.append("| %s | %.0f | %.0f | **%s** %s | %d | %s | %s | %s |" % (
@@ -185,10 +187,11 @@ def x86_section(entries, one_queue):
     up = [r["job"] for r in rows if verdict(r["iops"]) == "significantly higher"]
     down = [r["job"] for r in rows if verdict(r["iops"]) == "significantly lower"]
     above = [r["job"] for r in rows if r["iops"]["ratio"] > 1]
-    out.append("Ours is above QEMU by point estimate on %d of %d jobs; significantly "
+    out.append("Ours is above %s by point estimate on %d of %d jobs; significantly "
                "higher on %s; significantly lower on %s; the rest not significant "
                "(95%% intervals of the paired ratio, t on the log scale)." % (
-                   len(above), len(rows), ", ".join(up) or "none", ", ".join(down) or "none"))
+                   peer, len(above), len(rows), ", ".join(up) or "none",
+                   ", ".join(down) or "none"))
     died = {}
     for r in rows:
         for c, (k, n) in r["died"].items():
@@ -196,8 +199,8 @@ def x86_section(entries, one_queue):
             d[0] += k
             d[1] += n
     out.append("Runs that died in these directories (and were run again): ours %d of %d, "
-               "QEMU %d of %d (how often and why: the deaths section below)." % (
-                   died["vmm"][0], died["vmm"][1], died["qemu"][0], died["qemu"][1]))
+               "%s %d of %d (how often and why: the deaths section below)." % (
+                   died["vmm"][0], died["vmm"][1], peer, died[base][0], died[base][1]))
     out.append("")
     for e in _unique(r["entry"] for r in rows):
         out += _data_line(e, " (jobs %s)" % ", ".join(r["job"] for r in rows if r["entry"] is e))
@@ -216,36 +219,68 @@ def _unique(entries):
 # ---- arm64: ours beside kvmtool and QEMU -----------------------------------
 
 def arm64_summary(entry):
-    """arm64peers' figures of ENTRY, recomputed from its runs."""
-    p, opts = arm64peers.read_plan(entry["dir"])
-    meta = dict(entry["meta"])
+    """arm64peers' figures of ENTRY, recomputed from its runs (once per
+    state of its runs.jsonl)."""
+    runs = os.path.join(entry["dir"], "runs.jsonl")
+    return _arm64_summary(entry["dir"], os.stat(runs).st_mtime_ns if os.path.exists(runs) else 0,
+                          json.dumps(entry["meta"], sort_keys=True))
+
+
+@functools.lru_cache(maxsize=16)
+def _arm64_summary(d, _mtime, meta_json):
+    p, opts = arm64peers.read_plan(d)
+    meta = json.loads(meta_json)
     meta.setdefault("seed_runtime", opts.get("runtime"))
-    return arm64peers.analyse_data(entry["dir"], p, arm64peers.load_runs(entry["dir"]), meta)[1]
+    return arm64peers.analyse_data(d, p, arm64peers.load_runs(d), meta)[1]
+
+
+ARM64_PEERS = (("kvmtool", "kvmtool-file"), ("QEMU", "qemu-file"))
+
+
+def arm64_entries(entries):
+    """Per arm64 peer configuration, the newest arm64-peers run that has it
+    beside ours on the same file: {base: entry}.  A run may measure one
+    peer only (a rebuilt kvmtool measured again), so each peer's figures
+    come from its own newest run."""
+    out = {}
+    for _, base in ARM64_PEERS:
+        for e in entries:
+            configs = e["meta"].get("configs") or ()
+            if e["kind"] == "arm64-peers" and base in configs and "vmm-file" in configs:
+                out[base] = e
+                break
+    return out
+
+
+def arm64_comparison(entry, base, job, phase=None):
+    """vmm-file / BASE, IOPS, of JOB (and PHASE) in ENTRY, or None."""
+    return next((c for c in arm64_summary(entry)["comparisons"]
+                 if c["figure"] == "iops" and c["like_for_like"] and c["base"] == base
+                 and c["other"] == "vmm-file" and c["job"] == job
+                 and (phase is None or c["phase"] == phase)), None)
 
 
 def arm64_section(entries):
-    entry = next((e for e in entries if e["kind"] == "arm64-peers"), None)
-    if not entry:
+    runs = arm64_entries(entries)
+    if not runs:
         return []
-    s = arm64_summary(entry)
-    comps = [c for c in s["comparisons"] if c["figure"] == "iops" and c["like_for_like"]]
-    bases = [b for b in ("kvmtool-file", "qemu-file") if any(c["base"] == b for c in comps)]
+    bases = [b for _, b in ARM64_PEERS if b in runs]
     out = ["Like for like: our VMM and the peer on the same file (the arm64 test "
-           "host's tmpfs), paired by repeat; the target is issue 38's (at least "
-           "1.5x kvmtool's IOPS, at least QEMU's).", "",
+           "host's tmpfs), paired by repeat, each peer from its newest run; the "
+           "target is issue 38's (at least 1.5x kvmtool's IOPS, at least QEMU's).", "",
            "| job / phase | %s |" % " | ".join("vmm-file / %s, IOPS (95%% CI) | target" % b
                                             for b in bases),
            "|---|" + "---|---|" * len(bases)]
     keys = []
-    for c in comps:
-        k = (c["job"], c["phase"])
-        if k not in keys:
-            keys.append(k)
+    for b in bases:
+        for c in arm64_summary(runs[b])["comparisons"]:
+            if c["base"] == b and c["figure"] == "iops" and c["like_for_like"] \
+                    and (c["job"], c["phase"]) not in keys:
+                keys.append((c["job"], c["phase"]))
     for job, phase in keys:
         cells = []
         for b in bases:
-            c = next((c for c in comps if (c["job"], c["phase"]) == (job, phase)
-                      and c["base"] == b), None)
+            c = arm64_comparison(runs[b], b, job, phase)
             if not c or c["ratio"] is None:
                 cells += ["-", "-"]
                 continue
@@ -254,9 +289,9 @@ def arm64_section(entries):
         title = job if phase == job else "%s / %s" % (job, phase)
         out.append("| %s | %s |" % (title, " | ".join(cells)))
     out.append("")
-    _, per_req, _ = arm64peers.collect(entry["dir"], arm64peers.load_runs(entry["dir"]))
     for b in bases:
         words = []
+        _, per_req, _ = arm64peers.collect(runs[b]["dir"], arm64peers.load_runs(runs[b]["dir"]))
         for job, by_cfg in per_req.items():
             for fig in ("interrupts", "exits"):
                 r = arm64peers.compare(by_cfg, b, "vmm-file", fig)
@@ -265,10 +300,14 @@ def arm64_section(entries):
                                                     verdict(r, "more", "fewer")))
         if words:
             out.append("Per request, vmm-file / %s: %s." % (b, "; ".join(words)))
-    if s["problems"]:
-        out.append("Runs without a result: %d (%s)." % (len(s["problems"]), "; ".join(s["problems"][:3])))
+    for e in _unique(runs[b] for b in bases):
+        s = arm64_summary(e)
+        if s["problems"]:
+            out.append("Runs without a result in %s: %d (%s)." % (
+                e["name"], len(s["problems"]), "; ".join(s["problems"][:3])))
     out.append("")
-    out += _data_line(entry)
+    for e in _unique(runs[b] for b in bases):
+        out += _data_line(e, " (%s)" % ", ".join(b for b in bases if runs[b] is e))
     return out
 
 
@@ -348,6 +387,8 @@ SECTIONS = (
     ("x86-64: ours beside QEMU, per job (2 queues, one per vCPU)",
      lambda es: x86_section(es, False)),
     ("x86-64: ours beside QEMU with one queue", lambda es: x86_section(es, True)),
+    ("x86-64: ours beside kvmtool (ours with one queue per vCPU, kvmtool's one queue)",
+     lambda es: x86_section(es, False, "kvmtool", "kvmtool")),
     ("arm64: ours beside kvmtool and QEMU", arm64_section),
     ("The device alone beside the host's own fio (devbench)", devbench_section),
     ("Boot: launch to /init", boot_section),
@@ -385,16 +426,15 @@ def headline_rows(root=ROOT):
     for r in x86_rows(entries, other="vmm", base="kvmtool", jobs=HEADLINE_JOBS):
         rows.append({"where": "x86-64", "job": r["job"], "peer": "kvmtool", "r": r["iops"],
                      "data": r["entry"]["name"]})
-    entry = next((e for e in entries if e["kind"] == "arm64-peers"), None)
-    if entry:
-        comps = arm64_summary(entry)["comparisons"]
-        for peer, base in (("QEMU", "qemu-file"), ("kvmtool", "kvmtool-file")):
-            for job in HEADLINE_JOBS:
-                c = next((c for c in comps if c["figure"] == "iops" and c["job"] == job
-                          and c["base"] == base and c["other"] == "vmm-file"), None)
-                if c and c["ratio"] is not None:
-                    rows.append({"where": "arm64", "job": job, "peer": peer, "r": c,
-                                 "data": entry["name"]})
+    runs = arm64_entries(entries)
+    for peer, base in ARM64_PEERS[::-1]:
+        if base not in runs:
+            continue
+        for job in HEADLINE_JOBS:
+            c = arm64_comparison(runs[base], base, job)
+            if c and c["ratio"] is not None:
+                rows.append({"where": "arm64", "job": job, "peer": peer, "r": c,
+                             "data": runs[base]["name"]})
     entry = next((e for e in entries if e["kind"] == "devbench"), None)
     if entry:
         for p in devbench_points(entry):
