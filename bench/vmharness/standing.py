@@ -460,7 +460,8 @@ def headline_svg(root=ROOT):
     scale with its interval, a line at 1 (as fast as the peer)."""
     rows = headline_rows(root)
     lo_x, hi_x, left, width, step = 0.25, 8.0, 330, 500, 26
-    height = 60 + step * len(rows)
+    top = 56  # two lines of title
+    height = top + 20 + step * len(rows)
 
     def x(v):
         v = min(max(v, lo_x), hi_x)
@@ -469,16 +470,17 @@ def headline_svg(root=ROOT):
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
            'font-family="sans-serif" font-size="12">' % (left + width + 20, height),
            '<rect width="100%" height="100%" fill="white"/>',
-           '<text x="10" y="18" font-weight="bold">ours / peer, IOPS: geometric mean of '
-           'paired ratios, 95% interval (log scale); green: significantly above 1, '
-           'grey: not significant, red: significantly below</text>']
+           '<text x="10" y="18" font-weight="bold">ours / peer, IOPS: paired ratios, '
+           '95% interval (log scale)</text>',
+           '<text x="10" y="34" font-size="11">green: significantly above 1, grey: not '
+           'significant, red: significantly below</text>']
     for t in (0.25, 0.5, 1, 2, 4, 8):
-        out.append('<line x1="%.1f" y1="30" x2="%.1f" y2="%d" stroke="%s"/>' % (
-            x(t), x(t), height - 24, "black" if t == 1 else "#ddd"))
+        out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>' % (
+            x(t), top - 10, x(t), height - 24, "black" if t == 1 else "#ddd"))
         out.append('<text x="%.1f" y="%d" text-anchor="middle">%gx</text>' % (
             x(t), height - 8, t))
     for i, h in enumerate(rows):
-        y = 40 + step * i
+        y = top + step * i
         r = h["r"]
         color = "#2a7" if r["lo"] is not None and r["lo"] > 1 else (
             "#c33" if r["hi"] is not None and r["hi"] < 1 else "#999")
