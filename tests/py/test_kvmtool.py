@@ -179,16 +179,22 @@ def test_kvmtools_command_line_limit_is_the_guest_kernels():
 
 def test_kvmtools_own_words_are_its_sources():
     """KVMTOOL_X86_CMDLINE is what kvmtool's x86 code writes before ours,
-    where bench/peers-x86.sh has unpacked it."""
+    read from the shared peers tarball that bench/peers-x86.sh builds
+    (PEERS_DIR, as there)."""
+    import glob
     import os
-    src = os.path.join(profile.paths.BUILD, "peers", "x86", "src")
-    try:
-        with open(os.path.join(src, "x86", "kvm.c")) as f:
-            arch = f.read()
-        with open(os.path.join(src, "builtin-run.c")) as f:
-            run = f.read()
-    except OSError:
-        pytest.skip("kvmtool not unpacked (bench/peers-x86.sh)")
+    import tarfile
+    peers = os.environ.get("PEERS_DIR", "/work/shared/peers")
+    tarballs = sorted(glob.glob(os.path.join(peers, "kvmtool-*.tar.gz")))
+    if not tarballs:
+        pytest.skip("no kvmtool-*.tar.gz in %s (PEERS_DIR)" % peers)
+    files = {}
+    with tarfile.open(tarballs[0]) as t:
+        for m in t.getmembers():
+            for name in ("x86/kvm.c", "builtin-run.c"):
+                if m.name.split("/", 1)[-1] == name:
+                    files[name] = t.extractfile(m).read().decode()
+    arch, run = files["x86/kvm.c"], files["builtin-run.c"]
     body = arch[arch.index("void kvm__arch_set_cmdline"):]
     words = re.findall(r'"([^"]*)"', body[:body.index("\n}")])
     first = "".join(words[:2]) + words[-1]  # the strcpy and the non-video strcat
