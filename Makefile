@@ -46,7 +46,8 @@ CFLAGS  ?= -O2 -g
 # instructions per request (bench/JOURNAL.md, callgrind).  LTO= turns it off.
 LTO     ?= -flto=auto
 CFLAGS  += $(LTO) -std=gnu11 -D_GNU_SOURCE -pthread -I. $(WARN) -MMD -MP
-LDLIBS  := -luring -lseccomp -lpthread
+# json-c: the control socket's JSON (api/) and devbench's reading of fio's.
+LDLIBS  := -luring -lseccomp -ljson-c -lpthread -lm
 # json-c: devbench reads fio's JSON output with it (bench/fiojson.c).
 JSONC_CFLAGS = $(shell pkg-config --cflags json-c)
 JSONC_LIBS   = $(shell pkg-config --libs json-c)
@@ -60,7 +61,7 @@ ifneq ($(findstring thread,$(SAN)),)
 CFLAGS  += -Wno-tsan
 endif
 
-CORE_SRC := $(wildcard virtio/*.c blk/*.c hw/*.c host/*.c arch/$(ARCH)/hw/*.c)
+CORE_SRC := $(wildcard virtio/*.c blk/*.c hw/*.c host/*.c api/*.c arch/$(ARCH)/hw/*.c)
 VMM_SRC  := $(wildcard vmm/*.c arch/$(ARCH)/vmm/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(O)/%.o)
 # What only one architecture's VMM links: liblzma (x86: a bzImage's

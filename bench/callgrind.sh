@@ -14,13 +14,16 @@
 #   KEEP=1 bench/callgrind.sh                 keep the profiles (path printed)
 #   LATENCY=1 bench/callgrind.sh              the disk keeps its latency
 #                                             breakdown (as vmm run -v, --stats)
+#   LIMIT=1 bench/callgrind.sh                the disk has a rate limit far
+#                                             above the rate (every request
+#                                             takes the limited path)
 set -eu
 
 cd "$(dirname "$0")/.."
 REQUESTS=${1:-20000}
 FILTER=${2:-ram-randread-qd32-1q-off}
 BIN=${DEVBENCH:-build/bench/devbench}
-LAT=${LATENCY:+--latency}
+LAT=${LATENCY:+--latency}${LIMIT:+ --limit}
 
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind not installed" >&2; exit 1; }
 [ -x "$BIN" ] || make -s "$BIN"

@@ -79,7 +79,7 @@ static struct {
 	uint64_t requests; /* fixed work per point instead of time */
 	uint64_t seed;
 	const char *filter, *json, *tmpfs_dir, *disk_dir;
-	bool quick, no_fio, list, no_prefill, latency;
+	bool quick, no_fio, list, no_prefill, latency, limit;
 	char cmdline[1024];
 } opt = {
 	.seconds = 1.0,
@@ -392,6 +392,10 @@ static int dut_get(enum be be, bool batch, bool raw, struct dut **out)
 	o.direct = be == BE_DISK;
 	o.batch = batch;
 	o.latency = opt.latency;
+	if (opt.limit) { /* far above any rate here: the limited path's cost */
+		o.iops = 100000000;
+		o.bw = 1000ull << 30;
+	}
 	o.poll_us = raw ? BLK_POLL_US_MAX : 0; /* see the top of this file */
 	o.queues = MAXQ;
 	snprintf(o.serial, sizeof(o.serial), "devbench");
@@ -1214,6 +1218,9 @@ static void usage(FILE *f)
 "                   measured iothread's profile)\n"
 "  --latency        the disks keep their latency breakdown, as under\n"
 "                   vmm run -v or --stats (default: not kept, as vmm run)\n"
+"  --limit          the disks have a rate limit far above any rate here\n"
+"                   (iops=100000000,bw=1000G): every request takes the\n"
+"                   limited path, and none waits\n"
 "  --list           print the selected rows and exit\n");
 }
 
@@ -1235,6 +1242,7 @@ static int parse_args(int argc, char **argv)
 		{ "no-fio", no_argument, NULL, 'N' },
 		{ "no-prefill", no_argument, NULL, 'P' },
 		{ "latency", no_argument, NULL, 'L' },
+		{ "limit", no_argument, NULL, 'm' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1267,6 +1275,7 @@ static int parse_args(int argc, char **argv)
 		case 'N': opt.no_fio = true; break;
 		case 'P': opt.no_prefill = true; break;
 		case 'L': opt.latency = true; break;
+		case 'm': opt.limit = true; break;
 		case 'l': opt.list = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -EINVAL;

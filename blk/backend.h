@@ -38,6 +38,11 @@ struct blk_backend_ops {
 	int (*open)(const struct blk_opts *o, struct blk_backend **out,
 		    struct blk_backend_info *info, char *msg, unsigned int msglen);
 	void (*close)(struct blk_backend *b);
+	/* Make the disk size bytes (another thread than the queues').
+	 * Requests in flight past a new, smaller end fail with IOERR.  0,
+	 * or -errno with one line in msg. */
+	int (*resize)(struct blk_backend *b, uint64_t size, char *msg,
+		      unsigned int msglen);
 	/* A queue for one iothread: at most depth requests in flight (the
 	 * virtqueue's size); write_through: FLUSH was not negotiated, so a
 	 * write must be durable when it completes.  0 or -errno. */

@@ -46,7 +46,12 @@
 
 struct blk_backend {
 	int fd;
+	/* The largest size the disk has had (atomic): submit()'s check of
+	 * the parser's range.  A shrink leaves it, so that a request parsed
+	 * against the old end still passes it, and fails on the file's
+	 * short read or write instead. */
 	uint64_t size;
+	bool bdev;         /* a block device: its size is its own */
 	/* fallocate modes; 0: not supported (never passed to the kernel,
 	 * where mode 0 would allocate). */
 	int discard_mode;
@@ -372,6 +377,7 @@ static int file_open(const struct blk_opts *o, struct blk_backend **out,
 	}
 	b->fd = fd;
 	b->size = size;
+	b->bdev = S_ISBLK(st.st_mode);
 	if (!o->ro && S_ISBLK(st.st_mode))
 		probe_bdev(b, st.st_rdev);
 	else if (!o->ro)
@@ -404,6 +410,26 @@ static void file_close(struct blk_backend *b)
 		return;
 	close(b->fd);
 	free(b);
+}
+
+static int file_resize(struct blk_backend *b, uint64_t size, char *msg,
+		       unsigned int msglen)
+{
+	if (b->bdev) {
+		snprintf(msg, msglen, "a block device's size is the "
+			 "device's own; resize it on the host");
+		return -EOPNOTSUPP;
+	}
+	if (ftruncate(b->fd, (off_t)size) < 0) {
+		int e = errno;
+
+		snprintf(msg, msglen, "cannot resize the file: %s",
+			 strerror(e));
+		return -e;
+	}
+	if (size > __atomic_load_n(&b->size, __ATOMIC_RELAXED))
+		__atomic_store_n(&b->size, size, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /* ---- queues ---------------------------------------------------------- */
@@ -587,9 +613,13 @@ static int file_submit(struct blk_bq *q, struct blk_req *r)
 	struct io_uring_sqe *sqe;
 
 	/* Host invariant: blk_req_parse() checked the range. */
+#ifndef NDEBUG
+	uint64_t size = __atomic_load_n(&q->b->size, __ATOMIC_RELAXED);
+
 	assert(r->type == VIRTIO_BLK_T_FLUSH ||
-	       (r->sector <= q->b->size >> BLK_SECTOR_SHIFT &&
-		r->len <= q->b->size - (r->sector << BLK_SECTOR_SHIFT)));
+	       (r->sector <= size >> BLK_SECTOR_SHIFT &&
+		r->len <= size - (r->sector << BLK_SECTOR_SHIFT)));
+#endif
 	r->transferred = 0;
 	if (q->sync_rw && (r->type == VIRTIO_BLK_T_IN ||
 			   r->type == VIRTIO_BLK_T_OUT)) {
@@ -767,6 +797,7 @@ const struct blk_backend_ops blk_backend_file = {
 	.name = "file",
 	.open = file_open,
 	.close = file_close,
+	.resize = file_resize,
 	.queue_open = file_queue_open,
 	.queue_close = file_queue_close,
 	.submit = file_submit,

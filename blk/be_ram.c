@@ -17,14 +17,20 @@
 #include "blk/backend.h"
 #include "blk/blk.h"
 
+/* A RAM disk may grow (blk_dev_resize) to this many times its size at
+ * start: the address space for it is kept from the start, so growing
+ * never moves the disk under the iothreads. */
+#define RAM_GROW_MAX 4
+
 /* Zeroing at least this much gives whole pages back with madvise()
  * instead of writing zeroes over them. */
 #define RAM_MADV_MIN (256u * 1024)
 
 struct blk_backend {
 	uint8_t *base;
-	uint64_t size;
-	uint64_t sectors; /* size in sectors */
+	uint64_t size;    /* changed only by ram_resize */
+	uint64_t sectors; /* size in sectors (atomic: grows while served) */
+	uint64_t reserved; /* address space kept at base */
 	uint64_t page;
 };
 
@@ -52,8 +58,22 @@ static int ram_open(const struct blk_opts *o, struct blk_backend **out,
 	b->size = size;
 	b->sectors = size >> BLK_SECTOR_SHIFT;
 	b->page = (uint64_t)sysconf(_SC_PAGESIZE);
-	b->base = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	b->reserved = size <= UINT64_MAX / RAM_GROW_MAX ? size * RAM_GROW_MAX
+							 : size;
+	b->base = mmap(NULL, b->reserved, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (b->base == MAP_FAILED) {
+		/* Not that much address space: this size, and no growing. */
+		b->reserved = size;
+		b->base = mmap(NULL, size, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
+	}
+	if (b->base != MAP_FAILED &&
+	    mprotect(b->base, size, PROT_READ | PROT_WRITE) < 0) {
+		munmap(b->base, b->reserved);
+		b->base = MAP_FAILED;
+	}
 	if (b->base == MAP_FAILED) {
 		err = errno;
 		free(b);
@@ -65,7 +85,7 @@ static int ram_open(const struct blk_opts *o, struct blk_backend **out,
 	/* No transparent huge pages: the first write into each 2 MiB would
 	 * zero all of it (measured: 30x slower random writes in the test
 	 * host on a fresh disk). */
-	(void)madvise(b->base, size, MADV_NOHUGEPAGE);
+	(void)madvise(b->base, b->reserved, MADV_NOHUGEPAGE);
 	*info = (struct blk_backend_info){
 		.size = size,
 		.blk_size = BLK_SECTOR_SIZE,
@@ -81,8 +101,36 @@ static void ram_close(struct blk_backend *b)
 {
 	if (!b)
 		return;
-	munmap(b->base, b->size);
+	munmap(b->base, b->reserved);
 	free(b);
+}
+
+static int ram_resize(struct blk_backend *b, uint64_t size, char *msg,
+		      unsigned int msglen)
+{
+	if (size < b->size) {
+		snprintf(msg, msglen, "a RAM disk does not shrink");
+		return -EOPNOTSUPP;
+	}
+	if (size > b->reserved) {
+		snprintf(msg, msglen, "a RAM disk grows to at most %llu bytes "
+			 "(%ux its size at start)",
+			 (unsigned long long)b->reserved, RAM_GROW_MAX);
+		return -ENOSPC;
+	}
+	uint64_t from = b->size & ~(b->page - 1); /* mprotect's alignment */
+
+	if (mprotect(b->base + from, size - from, PROT_READ | PROT_WRITE) < 0) {
+		int e = errno;
+
+		snprintf(msg, msglen, "cannot grow the RAM disk: %s",
+			 strerror(e));
+		return -e;
+	}
+	b->size = size;
+	__atomic_store_n(&b->sectors, size >> BLK_SECTOR_SHIFT,
+			 __ATOMIC_RELAXED);
+	return 0;
 }
 
 static int ram_queue_open(struct blk_backend *b, unsigned int depth,
@@ -111,8 +159,10 @@ static void ram_queue_close(struct blk_bq *q)
 static inline bool ram_in_range(const struct blk_backend *b,
 				const struct blk_req *r)
 {
-	return r->sector <= b->sectors &&
-	       r->len >> BLK_SECTOR_SHIFT <= b->sectors - r->sector;
+	uint64_t sectors = __atomic_load_n(&b->sectors, __ATOMIC_RELAXED);
+
+	return r->sector <= sectors &&
+	       r->len >> BLK_SECTOR_SHIFT <= sectors - r->sector;
 }
 
 /* Copy between the request's iovecs and the disk.  OK, or IOERR if the
@@ -234,6 +284,7 @@ const struct blk_backend_ops blk_backend_ram = {
 	.name = "ram",
 	.open = ram_open,
 	.close = ram_close,
+	.resize = ram_resize,
 	.queue_open = ram_queue_open,
 	.queue_close = ram_queue_close,
 	.submit = ram_submit,

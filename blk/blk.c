@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "blk/queue.h"
+#include "host/clock.h"
 
 #define BLK_MAX_DWZ_SECTORS (1u << 22) /* 2 GiB per discard/write-zeroes */
 
@@ -24,9 +27,33 @@ struct blk_dev {
 	struct blk_queue q[BLK_MAX_QUEUES];
 	struct blk_stats stats; /* totals of stopped queues */
 	struct lat_queue lat[BLK_MAX_QUEUES]; /* per queue, stopped runs */
+	/* The live figures (blk_dev_queue_stats): each queue's counters
+	 * over its stopped runs, and what `stats --reset` took away. */
+	pthread_mutex_t stats_lock; /* set_up, totals, baselines */
+	struct blk_qraw total[BLK_MAX_QUEUES], base[BLK_MAX_QUEUES];
+	struct lat_queue lat_base[BLK_MAX_QUEUES];
+	bool latency_on;   /* atomic: the iothreads keep the breakdown */
+	bool latency_ever; /* it was on at some time */
+	struct blk_gate gate;
+	struct blk_limit limit;
+	bool paused;       /* blk_dev_pause_io, until blk_dev_resume_io */
 };
 
 static void blk_dev_reset(void *impl);
+
+/* A queue's counters as one value: its own and its ring's. */
+static void blk_qraw_add(struct blk_qraw *t, const struct blk_queue *q)
+{
+	const uint64_t *c = (const uint64_t *)&q->ctr;
+	uint64_t *tc = (uint64_t *)&t->c;
+
+	for (size_t i = 0; i < sizeof(t->c) / sizeof(uint64_t); i++)
+		tc[i] += ctr_get(&c[i]);
+	t->v.popped += ctr_get(&q->vq.stats.popped);
+	t->v.bad_chains += ctr_get(&q->vq.stats.bad_chains);
+	t->v.ring_errors += ctr_get(&q->vq.stats.ring_errors);
+	t->v.notifies += ctr_get(&q->vq.stats.notifies);
+}
 
 int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
 		   unsigned int msglen)
@@ -38,6 +65,8 @@ int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
 		return -ENOMEM;
 	d->opts = *o;
 	d->nq = o->queues ? o->queues : 1;
+	d->latency_on = d->latency_ever = o->latency;
+	pthread_mutex_init(&d->stats_lock, NULL);
 	lat_clock_init();
 	if (d->nq > BLK_MAX_QUEUES) {
 		snprintf(msg, msglen, "at most %u queues per disk",
@@ -48,14 +77,23 @@ int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
 	d->ops = o->path ? &blk_backend_file : &blk_backend_ram;
 	ret = d->ops->open(o, &d->backend, &d->info, msg, msglen);
 	if (ret) {
+		pthread_mutex_destroy(&d->stats_lock);
 		free(d);
 		return ret;
 	}
+	pthread_condattr_t mono;
+
+	pthread_condattr_init(&mono);
+	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
 	for (unsigned int i = 0; i < BLK_MAX_QUEUES; i++) {
 		d->q[i].kick_fd = d->q[i].call_fd = d->q[i].stop_fd = -1;
+		d->q[i].wake_fd = -1;
+		d->q[i].gate = &d->gate;
+		d->q[i].latency_on = &d->latency_on;
 		pthread_mutex_init(&d->q[i].lock, NULL);
-		pthread_cond_init(&d->q[i].cond, NULL);
+		pthread_cond_init(&d->q[i].cond, &mono);
 	}
+	pthread_condattr_destroy(&mono);
 	for (unsigned int i = 0; i < d->nq && !ret; i++) {
 		d->q[i].cpu = o->pin ? o->queue_cpu[i] : -1;
 		ret = blk_queue_spawn(&d->q[i], i);
@@ -66,6 +104,8 @@ int blk_dev_create(const struct blk_opts *o, struct blk_dev **out, char *msg,
 		blk_dev_destroy(d);
 		return ret;
 	}
+	blk_dev_set_limit(d, &(struct blk_limit){ o->iops, o->bw,
+						  o->burst_ms });
 	memcpy(d->limits.serial, o->serial, BLK_ID_BYTES);
 	d->limits.capacity = d->info.size >> BLK_SECTOR_SHIFT;
 	d->limits.ro = d->info.ro || o->ro;
@@ -86,6 +126,7 @@ void blk_dev_destroy(struct blk_dev *d)
 		pthread_cond_destroy(&d->q[i].cond);
 	}
 	d->ops->close(d->backend);
+	pthread_mutex_destroy(&d->stats_lock);
 	free(d);
 }
 
@@ -138,7 +179,7 @@ static void blk_dev_config_read(void *impl, uint32_t off, void *buf,
 	if (off > sizeof(c) || len > sizeof(c) - off)
 		return;
 	memset(&c, 0, sizeof(c));
-	c.capacity = d->limits.capacity;
+	c.capacity = __atomic_load_n(&d->limits.capacity, __ATOMIC_RELAXED);
 	c.seg_max = BLK_SEG_MAX;
 	c.blk_size = d->info.blk_size;
 	c.num_queues = (uint16_t)d->nq;
@@ -191,13 +232,12 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	q->backend = d->backend;
 	q->write_through = !(features & (1ull << VIRTIO_BLK_F_FLUSH));
 	q->batch = d->opts.batch;
-	q->latency = d->opts.latency;
 	q->poll_max_ns = d->opts.poll_us * 1000ull;
 	q->kick_fd = c->kick_fd;
 	q->call_fd = c->call_fd;
 	q->needs_reset = a->needs_reset;
 	q->reset_opaque = a->opaque;
-	q->io_errors = 0;
+	memset(&q->ctr, 0, sizeof(q->ctr));
 	q->pushed = false;
 	memset(&q->lat, 0, sizeof(q->lat));
 	q->reqs = calloc(c->size, sizeof(*q->reqs));
@@ -231,10 +271,13 @@ static int blk_dev_activate(void *impl, const struct vdev_activation *a)
 		ret = blk_queue_setup(d, &d->q[i], a, features, &a->q[i]);
 		if (!ret) {
 			ret = blk_queue_start(&d->q[i]);
-			if (ret)
+			if (ret) {
 				blk_queue_free(&d->q[i]);
-			else
+			} else {
+				pthread_mutex_lock(&d->stats_lock);
 				d->q[i].set_up = true;
+				pthread_mutex_unlock(&d->stats_lock);
+			}
 		}
 		if (!ret)
 			d->running = i + 1; /* reset sees queues below this */
@@ -250,7 +293,7 @@ static void blk_stats_add(struct blk_stats *s, const struct blk_queue *q)
 	s->bad_chains += q->vq.stats.bad_chains;
 	s->ring_errors += q->vq.stats.ring_errors;
 	s->notifies += q->vq.stats.notifies;
-	s->io_errors += q->io_errors;
+	s->io_errors += q->ctr.io_errors;
 }
 
 /* Stop the iothreads, wait for in-flight I/O.  Idempotent. */
@@ -261,11 +304,14 @@ static void blk_dev_reset(void *impl)
 	for (unsigned int i = 0; i < d->running; i++) {
 		if (!d->q[i].set_up)
 			continue;
-		d->q[i].set_up = false;
 		blk_queue_stop(&d->q[i]); /* nothing to do if paused */
+		pthread_mutex_lock(&d->stats_lock);
+		d->q[i].set_up = false;
 		blk_stats_add(&d->stats, &d->q[i]);
+		blk_qraw_add(&d->total[i], &d->q[i]);
 		for (unsigned int st = 0; st < LAT_STAGES; st++)
 			lat_merge(&d->lat[i].stage[st], &d->q[i].lat.stage[st]);
+		pthread_mutex_unlock(&d->stats_lock);
 		blk_queue_free(&d->q[i]);
 	}
 	d->running = 0;
@@ -326,10 +372,240 @@ const char *blk_dev_note(const struct blk_dev *d)
 const struct lat_queue *blk_dev_latency(const struct blk_dev *d,
 					unsigned int q)
 {
-	return q < d->nq && d->opts.latency ? &d->lat[q] : NULL;
+	return q < d->nq && d->latency_ever ? &d->lat[q] : NULL;
 }
 
 pid_t blk_dev_queue_tid(const struct blk_dev *d, unsigned int q)
 {
 	return q < d->nq ? __atomic_load_n(&d->q[q].tid, __ATOMIC_RELAXED) : 0;
+}
+
+/* ---- the running disk, from another thread (the control socket) ---- */
+
+const struct blk_opts *blk_dev_opts(const struct blk_dev *d)
+{
+	return &d->opts;
+}
+
+uint64_t blk_dev_capacity(const struct blk_dev *d)
+{
+	return __atomic_load_n(&d->limits.capacity, __ATOMIC_RELAXED);
+}
+
+/* Queue q's counters and latency so far, stopped runs and the running
+ * one together (under stats_lock).  inflight: heads popped and not
+ * given back, of the running one. */
+static void blk_dev_queue_raw(struct blk_dev *d, unsigned int i,
+			      struct blk_qraw *raw, uint64_t *inflight,
+			      struct lat_queue *lat)
+{
+	const struct blk_queue *q = &d->q[i];
+
+	*raw = d->total[i];
+	*inflight = 0;
+	if (lat)
+		*lat = d->lat[i];
+	if (!q->set_up)
+		return;
+	/* completed before popped: a later popped is never below it. */
+	uint64_t done = ctr_get(&q->ctr.completed);
+	uint64_t popped = ctr_get(&q->vq.stats.popped);
+
+	*inflight = popped > done ? popped - done : 0;
+	blk_qraw_add(raw, q);
+	for (unsigned int st = 0; lat && st < LAT_STAGES; st++)
+		lat_merge(&lat->stage[st], &q->lat.stage[st]);
+}
+
+bool blk_dev_queue_stats(struct blk_dev *d, unsigned int i,
+			 struct blk_qstats *s, struct lat_queue *lat)
+{
+	struct blk_qraw raw;
+	const struct blk_qraw *b;
+	uint64_t typed = 0;
+
+	if (i >= d->nq)
+		return false;
+	pthread_mutex_lock(&d->stats_lock);
+	blk_dev_queue_raw(d, i, &raw, &s->inflight, lat);
+	b = &d->base[i];
+	for (unsigned int st = 0; lat && st < LAT_STAGES; st++)
+		lat_since(&lat->stage[st], &d->lat_base[i].stage[st]);
+	pthread_mutex_unlock(&d->stats_lock);
+	s->reads = raw.c.by_type[BLK_T_READ] - b->c.by_type[BLK_T_READ];
+	s->writes = raw.c.by_type[BLK_T_WRITE] - b->c.by_type[BLK_T_WRITE];
+	s->flushes = raw.c.by_type[BLK_T_FLUSH] - b->c.by_type[BLK_T_FLUSH];
+	s->discards = raw.c.by_type[BLK_T_DISCARD] -
+		      b->c.by_type[BLK_T_DISCARD];
+	s->write_zeroes = raw.c.by_type[BLK_T_WZ] - b->c.by_type[BLK_T_WZ];
+	for (unsigned int t = 0; t < BLK_T_KINDS; t++)
+		typed += raw.c.by_type[t] - b->c.by_type[t];
+	s->completed = raw.c.completed - b->c.completed;
+	s->others = s->completed > typed ? s->completed - typed : 0;
+	s->bytes_read = raw.c.bytes_read - b->c.bytes_read;
+	s->bytes_written = raw.c.bytes_written - b->c.bytes_written;
+	s->io_errors = raw.c.io_errors - b->c.io_errors;
+	s->kicks = raw.c.kicks - b->c.kicks;
+	s->poll_hits = raw.c.poll_hits - b->c.poll_hits;
+	s->throttle_waits = raw.c.throttle_waits - b->c.throttle_waits;
+	s->bad_chains = raw.v.bad_chains - b->v.bad_chains;
+	s->ring_errors = raw.v.ring_errors - b->v.ring_errors;
+	s->interrupts = raw.v.notifies - b->v.notifies;
+	return true;
+}
+
+void blk_dev_stats_reset(struct blk_dev *d)
+{
+	pthread_mutex_lock(&d->stats_lock);
+	for (unsigned int i = 0; i < d->nq; i++) {
+		uint64_t inflight;
+
+		memset(&d->lat_base[i], 0, sizeof(d->lat_base[i]));
+		blk_dev_queue_raw(d, i, &d->base[i], &inflight,
+				  &d->lat_base[i]);
+	}
+	pthread_mutex_unlock(&d->stats_lock);
+}
+
+bool blk_dev_latency_kept(const struct blk_dev *d)
+{
+	return __atomic_load_n(&d->latency_on, __ATOMIC_RELAXED);
+}
+
+void blk_dev_set_latency(struct blk_dev *d, bool on)
+{
+	pthread_mutex_lock(&d->stats_lock);
+	if (on)
+		d->latency_ever = true;
+	__atomic_store_n(&d->latency_on, on, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&d->stats_lock);
+}
+
+/* Tell every iothread the gate changed (it may sleep on it). */
+static void blk_dev_wake(struct blk_dev *d)
+{
+	uint64_t one = 1;
+
+	for (unsigned int i = 0; i < d->nq; i++)
+		if (d->q[i].wake_fd >= 0)
+			(void)!write(d->q[i].wake_fd, &one, sizeof(one));
+}
+
+static void blk_gate_update(struct blk_dev *d)
+{
+	unsigned int g = (d->paused ? BLK_GATE_HELD : 0) |
+			 (d->limit.iops || d->limit.bw ? BLK_GATE_LIMITED : 0);
+
+	__atomic_store_n(&d->gate.active, g, __ATOMIC_RELEASE);
+	blk_dev_wake(d);
+}
+
+void blk_dev_set_limit(struct blk_dev *d, const struct blk_limit *l)
+{
+	uint64_t now = mono_ns();
+	uint64_t burst_ns = (l->burst_ms ? l->burst_ms :
+			     BLK_BURST_MS_DEFAULT) * 1000000ull;
+
+	d->limit = *l;
+	throttle_set(&d->gate.ops, l->iops, burst_ns, now);
+	throttle_set(&d->gate.bytes, l->bw, burst_ns, now);
+	blk_gate_update(d);
+}
+
+void blk_dev_get_limit(const struct blk_dev *d, struct blk_limit *l)
+{
+	*l = d->limit;
+}
+
+/* Under q->lock: is the queue serving its ring (its iothread running
+ * a run)? */
+static bool blk_queue_serving(const struct blk_queue *q)
+{
+	return q->state == BLK_Q_RUNNING || q->state == BLK_Q_STARTING;
+}
+
+int blk_dev_pause_io(struct blk_dev *d, unsigned int timeout_ms)
+{
+	struct timespec end;
+	int ret = 0;
+
+	/* q->cond waits on CLOCK_MONOTONIC (blk_dev_new). */
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += timeout_ms / 1000;
+	end.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	for (unsigned int i = 0; i < d->nq; i++) {
+		pthread_mutex_lock(&d->q[i].lock);
+		d->q[i].parked = false;
+		pthread_mutex_unlock(&d->q[i].lock);
+	}
+	d->paused = true;
+	blk_gate_update(d);
+	for (unsigned int i = 0; i < d->nq && !ret; i++) {
+		struct blk_queue *q = &d->q[i];
+
+		pthread_mutex_lock(&q->lock);
+		while (blk_queue_serving(q) && !q->parked)
+			if (pthread_cond_timedwait(&q->cond, &q->lock,
+						   &end) == ETIMEDOUT) {
+				ret = -ETIMEDOUT;
+				break;
+			}
+		pthread_mutex_unlock(&q->lock);
+	}
+	return ret;
+}
+
+void blk_dev_resume_io(struct blk_dev *d)
+{
+	d->paused = false;
+	blk_gate_update(d);
+}
+
+bool blk_dev_paused(const struct blk_dev *d)
+{
+	return d->paused;
+}
+
+int blk_dev_resize(struct blk_dev *d, uint64_t bytes, bool shrink,
+		   char *msg, unsigned int msglen)
+{
+	uint64_t cur = blk_dev_capacity(d) << BLK_SECTOR_SHIFT;
+	int ret;
+
+	if (!bytes || bytes % BLK_SECTOR_SIZE) {
+		snprintf(msg, msglen, "size %llu is not a positive multiple "
+			 "of 512", (unsigned long long)bytes);
+		return -EINVAL;
+	}
+	if (d->limits.ro) {
+		snprintf(msg, msglen, "the disk is read-only");
+		return -EROFS;
+	}
+	if (bytes < cur && !shrink) {
+		snprintf(msg, msglen, "%llu bytes is smaller than the disk "
+			 "(%llu): shrinking needs --shrink",
+			 (unsigned long long)bytes, (unsigned long long)cur);
+		return -EINVAL;
+	}
+	if (bytes == cur)
+		return 0;
+	/* Growing: the space first, then the capacity the guest may use;
+	 * shrinking: the capacity first, so that no new request goes past
+	 * the new end (one in flight there gets IOERR from the backend). */
+	if (bytes < cur)
+		__atomic_store_n(&d->limits.capacity,
+				 bytes >> BLK_SECTOR_SHIFT, __ATOMIC_RELAXED);
+	ret = d->ops->resize(d->backend, bytes, msg, msglen);
+	if (ret) {
+		__atomic_store_n(&d->limits.capacity,
+				 cur >> BLK_SECTOR_SHIFT, __ATOMIC_RELAXED);
+		return ret;
+	}
+	__atomic_store_n(&d->limits.capacity, bytes >> BLK_SECTOR_SHIFT,
+			 __ATOMIC_RELAXED);
+	return 0;
 }

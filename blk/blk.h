@@ -42,20 +42,25 @@ struct blk_opts {
 	 * runs on host CPU queue_cpu[i]. */
 	bool pin;
 	int queue_cpu[BLK_MAX_QUEUES];
+	/* A rate limit from the start (iops=, bw=, burst=); 0: none. */
+	uint64_t iops, bw, burst_ms;
 };
 
 #define BLK_POLL_US_DEFAULT 32 /* as QEMU's iothread poll-max-ns */
 #define BLK_POLL_US_MAX 1000000
 
 /* Parse "PATH[,ro][,direct][,queues=N][,serial=ID][,batch=on][,poll=US]
- * [,engine=uring|sync]"
- * or "ram:SIZE[,queues=N][,serial=ID][,batch=on][,poll=US]".  0 or
- * -EINVAL with one line in msg.  o->path points into spec. */
+ * [,engine=uring|sync][,iops=N][,bw=SIZE][,burst=MS]"
+ * or "ram:SIZE[,queues=N][,serial=ID][,batch=on][,poll=US][,iops=..]".
+ * 0 or -EINVAL with one line in msg.  o->path points into spec. */
 int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 		   unsigned int msglen);
 
 /* Sizes: a number of MiB, or a number with a K, M or G suffix. */
 int blk_parse_size(const char *s, uint64_t *bytes);
+/* Rates (bw=): bytes per second, or a number with a K, M or G suffix
+ * (powers of 1024). */
+int blk_parse_rate(const char *s, uint64_t *bytes);
 
 struct blk_stats {
 	/* requests: heads popped, bad chains included. */
@@ -92,5 +97,65 @@ pid_t blk_dev_queue_tid(const struct blk_dev *d, unsigned int q);
  * (blk_opts.latency). */
 const struct lat_queue *blk_dev_latency(const struct blk_dev *d,
 					unsigned int q);
+
+/* ---- the running disk, from another thread (the control socket) ----
+ * Any one thread may call these while the guest runs. */
+
+/* One queue's counters since start (or the last blk_dev_stats_reset). */
+struct blk_qstats {
+	/* Requests given back, by type (others: answered by the device
+	 * itself, e.g. GET_ID, refused or bad); bytes of reads and writes
+	 * that succeeded. */
+	uint64_t completed, reads, writes, flushes, discards, write_zeroes,
+		 others;
+	uint64_t bytes_read, bytes_written;
+	uint64_t io_errors, bad_chains, ring_errors;
+	uint64_t inflight;   /* now */
+	uint64_t kicks;      /* driver notifications the iothread woke on */
+	uint64_t interrupts; /* notifications sent to the driver */
+	uint64_t poll_hits;  /* idle polls that found work */
+	uint64_t throttle_waits; /* sleeps for the rate limit's tokens */
+};
+
+const struct blk_opts *blk_dev_opts(const struct blk_dev *d);
+uint64_t blk_dev_capacity(const struct blk_dev *d); /* sectors */
+/* false if there is no queue q.  lat, if not NULL: its breakdown (all
+ * zero while latency was never kept). */
+bool blk_dev_queue_stats(struct blk_dev *d, unsigned int q,
+			 struct blk_qstats *s, struct lat_queue *lat);
+void blk_dev_stats_reset(struct blk_dev *d);
+/* The latency breakdown (blk_opts.latency) on or off at run time. */
+void blk_dev_set_latency(struct blk_dev *d, bool on);
+bool blk_dev_latency_kept(const struct blk_dev *d);
+
+/* A rate limit shared by the disk's queues (blk/throttle.h): requests
+ * per second and bytes per second (0: none), and how far ahead of the
+ * rate a burst may go, in milliseconds of it.  A request waiting for the
+ * limit is delayed, never failed; its iothread sleeps meanwhile. */
+struct blk_limit {
+	uint64_t iops, bw, burst_ms;
+};
+#define BLK_BURST_MS_DEFAULT 10
+#define BLK_BURST_MS_MAX 60000
+#define BLK_IOPS_MAX 1000000000ull
+/* One field of a limit by name (iops=N, bw=RATE, burst=MS): 0 or
+ * -EINVAL. */
+int blk_limit_set(struct blk_limit *l, const char *name, const char *v);
+void blk_dev_set_limit(struct blk_dev *d, const struct blk_limit *l);
+void blk_dev_get_limit(const struct blk_dev *d, struct blk_limit *l);
+
+/* Pause: the queues pop nothing more and finish what is in flight;
+ * returns once they have (0), or -ETIMEDOUT after timeout_ms (they stay
+ * paused).  The guest's requests wait in the rings until resume. */
+int blk_dev_pause_io(struct blk_dev *d, unsigned int timeout_ms);
+void blk_dev_resume_io(struct blk_dev *d);
+bool blk_dev_paused(const struct blk_dev *d);
+
+/* Change the capacity to bytes (a multiple of 512): a file grows
+ * (ftruncate) or, with shrink, shrinks; a RAM disk grows within the
+ * address space kept for it.  The transport then tells the driver
+ * (a configuration change).  0, or -errno with one line in msg. */
+int blk_dev_resize(struct blk_dev *d, uint64_t bytes, bool shrink,
+		   char *msg, unsigned int msglen);
 
 #endif

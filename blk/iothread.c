@@ -37,11 +37,12 @@ static void blk_fd_signal(int fd)
 	(void)!write(fd, &one, sizeof(one));
 }
 
-static void blk_fd_clear(int fd)
+/* Read the eventfd's count (0 if it had none). */
+static uint64_t blk_fd_clear(int fd)
 {
 	uint64_t v;
 
-	(void)!read(fd, &v, sizeof(v));
+	return read(fd, &v, sizeof(v)) == sizeof(v) ? v : 0;
 }
 
 /* The latency breakdown: the unpublished requests' last stage ends now. */
@@ -62,7 +63,7 @@ static void blk_queue_flush_used(struct blk_queue *q)
 		return;
 	q->pushed = false;
 	virtq_publish(&q->vq);
-	if (q->latency)
+	if (q->n_unpublished)
 		blk_queue_lat_published(q);
 	if (virtq_need_notify(&q->vq))
 		blk_fd_signal(q->call_fd);
@@ -79,6 +80,7 @@ static inline void blk_queue_pushed(struct blk_queue *q)
 static void blk_queue_complete(struct blk_queue *q, uint16_t head,
 			       uint32_t len)
 {
+	ctr_add(&q->ctr.completed, 1);
 	virtq_push(&q->vq, head, len);
 	q->pushed = true;
 	blk_queue_pushed(q);
@@ -99,21 +101,54 @@ static void blk_queue_io_error(struct blk_queue *q, const struct blk_req *r,
 	const char *w = r->type < sizeof(what) / sizeof(what[0]) &&
 				what[r->type] ? what[r->type] : "request";
 
-	q->io_errors++;
+	ctr_add(&q->ctr.io_errors, 1);
 	pr_guest(VLOG_WARN, "virtio-blk %s: %s of %llu bytes at sector %llu "
 		 "failed: %s", q->name, w, (unsigned long long)r->len,
 		 (unsigned long long)r->sector,
 		 err ? strerrordesc_np(err) : "beyond the end of the file");
 }
 
+/* Which by_type counter a request type goes to; BLK_T_KINDS: none
+ * (GET_ID and the other types counted only as completed). */
+static inline unsigned int blk_type_kind(uint32_t type)
+{
+	switch (type) {
+	case VIRTIO_BLK_T_IN: return BLK_T_READ;
+	case VIRTIO_BLK_T_OUT: return BLK_T_WRITE;
+	case VIRTIO_BLK_T_FLUSH: return BLK_T_FLUSH;
+	case VIRTIO_BLK_T_DISCARD: return BLK_T_DISCARD;
+	case VIRTIO_BLK_T_WRITE_ZEROES: return BLK_T_WZ;
+	default: return BLK_T_KINDS;
+	}
+}
+
+/* The counters of a request the backend served. */
+static inline __attribute__((always_inline)) void
+blk_queue_count(struct blk_queue *q, const struct blk_req *r)
+{
+	unsigned int k = blk_type_kind(r->type);
+
+	ctr_add(&q->ctr.completed, 1);
+	if (k < BLK_T_KINDS)
+		ctr_add(&q->ctr.by_type[k], 1);
+	if (r->result != VIRTIO_BLK_S_OK)
+		return;
+	if (r->type == VIRTIO_BLK_T_IN)
+		ctr_add(&q->ctr.bytes_read, r->len);
+	else if (r->type == VIRTIO_BLK_T_OUT)
+		ctr_add(&q->ctr.bytes_written, r->len);
+}
+
 /* Push r, which the backend finished at t (r->result set), not yet
- * visible to the driver.  lat: q->latency, as the caller read it. */
+ * visible to the driver.  lat: r's latency is kept (the switch was on
+ * when it was popped). */
 static inline __attribute__((always_inline)) void
 blk_queue_push_req(struct blk_queue *q, struct blk_req *r, uint64_t t,
 		   bool lat)
 {
 	if (r->result == VIRTIO_BLK_S_IOERR)
 		blk_queue_io_error(q, r, r->err);
+	blk_queue_count(q, r);
 	if (lat) {
 		/* The array holds a ring's worth: more are pushed unpublished
 		 * only if the driver made heads available again before it
@@ -134,13 +169,16 @@ blk_queue_push_req(struct blk_queue *q, struct blk_req *r, uint64_t t,
 static unsigned int blk_queue_push_reaped(struct blk_queue *q)
 {
 	unsigned int n = q->ops->reap(q->bq, q->reaped, q->vq.size);
-	uint64_t t;
+	uint64_t t = 0;
 
-	if (!n)
-		return 0;
-	t = q->latency ? lat_now() : 0;
-	for (unsigned int i = 0; i < n; i++)
-		blk_queue_push_req(q, q->reaped[i], t, q->latency);
+	for (unsigned int i = 0; i < n; i++) {
+		struct blk_req *r = q->reaped[i];
+
+		/* Measured if it was when popped (t_submit set). */
+		if (r->t_submit && !t)
+			t = lat_now();
+		blk_queue_push_req(q, r, t, r->t_submit != 0);
+	}
 	return n;
 }
 
@@ -181,7 +219,7 @@ blk_queue_parse_general(struct blk_queue *q, uint16_t head,
 	}
 	switch (blk_req_parse(q->limits, &e, r)) {
 	case BLK_PARSE_BAD_CHAIN:
-		q->vq.stats.bad_chains++;
+		ctr_add(&q->vq.stats.bad_chains, 1);
 		blk_queue_complete(q, head, 0);
 		return false;
 	case BLK_PARSE_ANSWERED:
@@ -207,27 +245,75 @@ blk_queue_parse(struct blk_queue *q, uint16_t head, struct blk_req *r)
 	return blk_queue_parse_general(q, head, r, iov);
 }
 
+/* The gate is active (paused or limited): may a head be popped now?
+ * If not, the drain pass ends and the loop waits (blk_queue_wait_gate). */
+static __attribute__((noinline)) bool blk_queue_gate_open(struct blk_queue *q,
+							  unsigned int g,
+							  uint64_t *now)
+{
+	uint64_t w, wb;
+
+	if (g & BLK_GATE_HELD) {
+		q->gated = true;
+		q->gate_wait_ns = UINT64_MAX;
+		return false;
+	}
+	*now = mono_ns();
+	w = throttle_wait_ns(&q->gate->ops, *now);
+	wb = throttle_wait_ns(&q->gate->bytes, *now);
+	if (wb > w)
+		w = wb;
+	if (!w)
+		return true;
+	q->gated = true;
+	q->gate_wait_ns = w;
+	return false;
+}
+
+/* A limited disk: r, just parsed, takes its share of the buckets at
+ * now, the time blk_queue_gate_open let it in. */
+static __attribute__((noinline)) void blk_queue_gate_take(struct blk_queue *q,
+							  const struct blk_req *r,
+							  uint64_t now)
+{
+	throttle_take(&q->gate->ops, 1, now);
+	if (r->type == VIRTIO_BLK_T_IN || r->type == VIRTIO_BLK_T_OUT)
+		throttle_take(&q->gate->bytes, r->len, now);
+}
+
 /* Pop and handle one chain.  1: progress, 0: empty or backend full,
- * -EPROTO: ring broken.  lat: q->latency, read once per request.
+ * -EPROTO: ring broken.
  * Inlined, with the short way and blk_queue_push_req, into the drain
  * loop: the calls cost more than the work (bench/callgrind.sh). */
 static inline __attribute__((always_inline)) int
-blk_queue_one(struct blk_queue *q, bool lat)
+blk_queue_one(struct blk_queue *q)
 {
 	struct blk_req *r;
 	uint64_t t_pop;
 	uint16_t head;
+	bool lat;
+	/* Relaxed: whatever mix of old and new limit a request sees is
+	 * safe (the buckets' fields are atomics; a rate of 0 never waits). */
+	unsigned int g = __atomic_load_n(&q->gate->active, __ATOMIC_RELAXED);
+	uint64_t now = 0;
 	int ret;
 
+	if (__builtin_expect(g != 0, 0) && !blk_queue_gate_open(q, g, &now))
+		return 0;
 	ret = virtq_next_head(&q->vq, &head);
 	if (ret <= 0)
 		return ret;
+	/* The latency switch (blk_dev_set_latency), read after the pop (an
+	 * acquire of the ring): a request made after `latency on` was
+	 * answered is measured, whenever the pass that pops it began. */
+	lat = __atomic_load_n(q->latency_on, __ATOMIC_RELAXED);
 	t_pop = lat ? lat_now() : 0;
 	r = &q->reqs[head];
 	if (!blk_queue_parse(q, head, r))
 		return 1;
-	if (lat)
-		r->t_submit = lat_now();
+	if (__builtin_expect(g & BLK_GATE_LIMITED, 0))
+		blk_queue_gate_take(q, r, now);
+	r->t_submit = lat ? lat_now() : 0; /* 0: not measured (reap) */
 	ret = q->ops->submit(q->bq, r);
 	if (ret == BLK_SUBMIT_DONE) {
 		/* Finished already (nothing queued, no kick): published now,
@@ -264,12 +350,13 @@ static unsigned int blk_queue_drain(struct blk_queue *q)
 	int ret = 0;
 
 	q->backend_full = false;
+	q->gated = false;
 	/* A reset asked for is seen before each head: a driver that keeps
 	 * the ring full cannot hold it off.  At most a ring's worth per
 	 * pass: requests finished inside submit() free their heads at once,
 	 * and the backend's own completions are reaped between passes. */
 	while (n < q->vq.size && !blk_queue_stopping(q) &&
-	       (ret = blk_queue_one(q, q->latency)) > 0)
+	       (ret = blk_queue_one(q)) > 0)
 		n++;
 	if (ret == -EPROTO && !q->reset_sent) {
 		/* The ring is broken: stop taking requests, tell the driver. */
@@ -303,10 +390,13 @@ static bool blk_queue_poll(struct blk_queue *q, uint64_t t0)
 	do {
 		if (blk_queue_stopping(q))
 			return true; /* the loop sees it and ends */
-		if (!q->backend_full && virtq_avail_pending(&q->vq))
+		if (!q->backend_full && virtq_avail_pending(&q->vq)) {
+			ctr_add(&q->ctr.poll_hits, 1);
 			return true;
+		}
 		if (q->ops->inflight(q->bq) && blk_queue_reap(q)) {
 			blk_queue_flush_used(q);
+			ctr_add(&q->ctr.poll_hits, 1);
 			return true;
 		}
 		blk_cpu_relax();
@@ -330,25 +420,65 @@ static void blk_queue_poll_adapt(struct blk_queue *q, uint64_t idle_ns)
 	}
 }
 
-/* Sleep until a kick, a completion or the stop signal.  false: stop. */
-static bool blk_queue_wait(struct blk_queue *q)
+/* Sleep until one of: the stop signal, a wake-up on wake_fd (the gate
+ * changed: pause, resume, a new limit), a kick if kick_fd >= 0, a
+ * completion if done_fd >= 0, the timeout if not NULL.  false: stop. */
+static bool blk_queue_sleep(struct blk_queue *q, int kick_fd, int done_fd,
+			    const struct timespec *timeout)
 {
-	struct pollfd p[3] = {
+	/* poll ignores the entries whose fd is negative. */
+	struct pollfd p[4] = {
 		{ .fd = q->stop_fd, .events = POLLIN },
-		{ .fd = q->kick_fd, .events = POLLIN },
-		{ .fd = q->ops->wait_fd(q->bq), .events = POLLIN },
+		{ .fd = q->wake_fd, .events = POLLIN },
+		{ .fd = kick_fd, .events = POLLIN },
+		{ .fd = done_fd, .events = POLLIN },
 	};
+	int n;
 
-	while (poll(p, p[2].fd >= 0 ? 3 : 2, -1) < 0)
+	/* A signal during a timed wait (the limit's): back to the loop,
+	 * which computes a fresh wait (restarting this one would restart
+	 * its full timeout).  An untimed wait just waits again. */
+	while ((n = ppoll(p, 4, timeout, NULL)) < 0) {
 		if (errno != EINTR)
 			return false;
+		if (timeout)
+			return true;
+	}
+	if (!n)
+		return true;
 	if (p[0].revents)
 		return false;
 	if (p[1].revents)
-		blk_fd_clear(q->kick_fd);
-	if (p[2].fd >= 0 && p[2].revents)
-		blk_fd_clear(p[2].fd);
+		blk_fd_clear(q->wake_fd);
+	if (p[2].revents)
+		ctr_add(&q->ctr.kicks, blk_fd_clear(kick_fd));
+	if (p[3].revents)
+		blk_fd_clear(done_fd);
 	return true;
+}
+
+/* The gate closed the last drain pass: sleep until it may open (the
+ * limit's wait, or a wake-up: resume, a new limit), reaping what is in
+ * flight meanwhile.  Kicks are not watched: the drain pass after this
+ * looks at the ring itself.  Paused with nothing in flight, the queue
+ * says it is parked (blk_dev_pause_io waits for that).  false: stop. */
+static bool blk_queue_wait_gate(struct blk_queue *q)
+{
+	bool held = q->gate_wait_ns == UINT64_MAX;
+	struct timespec ts = { .tv_sec = (time_t)(q->gate_wait_ns / 1000000000),
+			       .tv_nsec = (long)(q->gate_wait_ns % 1000000000) };
+	unsigned int inflight = q->ops->inflight(q->bq);
+
+	if (held && !inflight) {
+		pthread_mutex_lock(&q->lock);
+		q->parked = true;
+		pthread_cond_broadcast(&q->cond);
+		pthread_mutex_unlock(&q->lock);
+	}
+	if (!held)
+		ctr_add(&q->ctr.throttle_waits, 1);
+	return blk_queue_sleep(q, -1, inflight ? q->ops->wait_fd(q->bq) : -1,
+			       held ? NULL : &ts);
 }
 
 static void blk_queue_loop(struct blk_queue *q)
@@ -362,6 +492,11 @@ static void blk_queue_loop(struct blk_queue *q)
 			return;
 		n += blk_queue_reap(q);
 		blk_queue_flush_used(q);
+		if (q->gated) {
+			if (!blk_queue_wait_gate(q))
+				return;
+			continue;
+		}
 		if (n)
 			continue;
 		t0 = q->poll_max_ns ? mono_ns() : 0;
@@ -371,7 +506,8 @@ static void blk_queue_loop(struct blk_queue *q)
 		if (!q->vq.broken && !q->backend_full &&
 		    virtq_enable_kick(&q->vq))
 			continue;
-		if (!blk_queue_wait(q))
+		if (!blk_queue_sleep(q, q->kick_fd, q->ops->wait_fd(q->bq),
+				     NULL))
 			return;
 		virtq_disable_kick(&q->vq);
 		if (q->poll_max_ns)
@@ -477,10 +613,18 @@ int blk_queue_spawn(struct blk_queue *q, unsigned int index)
 	q->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (q->stop_fd < 0)
 		return -errno;
+	q->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (q->wake_fd < 0) {
+		ret = -errno;
+		close(q->stop_fd);
+		q->stop_fd = -1;
+		return ret;
+	}
 	ret = -pthread_create(&q->thread, NULL, blk_queue_thread, q);
 	if (ret) {
 		close(q->stop_fd);
-		q->stop_fd = -1;
+		close(q->wake_fd);
+		q->stop_fd = q->wake_fd = -1;
 	}
 	return ret;
 }
@@ -494,7 +638,8 @@ void blk_queue_exit(struct blk_queue *q)
 	pthread_mutex_unlock(&q->lock);
 	pthread_join(q->thread, NULL);
 	close(q->stop_fd);
-	q->stop_fd = -1;
+	close(q->wake_fd);
+	q->stop_fd = q->wake_fd = -1;
 }
 
 int blk_queue_start(struct blk_queue *q)

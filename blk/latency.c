@@ -5,6 +5,7 @@
 #include "blk/latency.h"
 
 #include "host/clock.h"
+#include "host/json.h"
 
 const char *const lat_stage_name[LAT_STAGES] = {
 	[LAT_SUBMIT] = "pop_to_submit",
@@ -27,12 +28,34 @@ uint64_t lat_bucket_top(unsigned int b)
 
 void lat_merge(struct lat_hist *dst, const struct lat_hist *src)
 {
-	dst->count += src->count;
-	dst->sum += src->sum;
-	if (src->max > dst->max)
-		dst->max = src->max;
-	for (unsigned int b = 0; b < LAT_BUCKETS; b++)
-		dst->bucket[b] += src->bucket[b];
+	uint64_t max = ctr_get(&src->max);
+
+	dst->sum += ctr_get(&src->sum);
+	if (max > dst->max)
+		dst->max = max;
+	for (unsigned int b = 0; b < LAT_BUCKETS; b++) {
+		uint64_t n = ctr_get(&src->bucket[b]);
+
+		dst->bucket[b] += n;
+		dst->count += n;
+	}
+}
+
+void lat_since(struct lat_hist *h, const struct lat_hist *base)
+{
+	uint64_t top = 0;
+
+	h->count = 0;
+	h->sum = h->sum > base->sum ? h->sum - base->sum : 0;
+	for (unsigned int b = 0; b < LAT_BUCKETS; b++) {
+		h->bucket[b] = h->bucket[b] > base->bucket[b] ?
+			       h->bucket[b] - base->bucket[b] : 0;
+		h->count += h->bucket[b];
+		if (h->bucket[b])
+			top = lat_bucket_top(b);
+	}
+	if (top < h->max)
+		h->max = top;
 }
 
 uint64_t lat_quantile(const struct lat_hist *h, double q)
@@ -63,23 +86,24 @@ uint64_t lat_quantile(const struct lat_hist *h, double q)
 	return h->max;
 }
 
-void lat_queue_json(FILE *f, const struct lat_queue *q)
+struct json_object *lat_queue_json(const struct lat_queue *q)
 {
-	fputc('{', f);
+	struct json_object *o = json_object_new_object();
+
 	for (unsigned int s = 0; s < LAT_STAGES; s++) {
 		const struct lat_hist *h = &q->stage[s];
+		struct json_object *st = json_object_new_object();
 
-		fprintf(f, "%s\"%s\": {\"count\": %llu, \"mean\": %.1f, "
-			"\"p50\": %llu, \"p99\": %llu, \"p999\": %llu, "
-			"\"max\": %llu}", s ? ", " : "", lat_stage_name[s],
-			(unsigned long long)h->count,
-			h->count ? (double)h->sum / (double)h->count : 0.0,
-			(unsigned long long)lat_quantile(h, 0.5),
-			(unsigned long long)lat_quantile(h, 0.99),
-			(unsigned long long)lat_quantile(h, 0.999),
-			(unsigned long long)h->max);
+		json_put_u64(st, "count", h->count);
+		json_object_object_add(st, "mean", json_object_new_double(
+			h->count ? (double)h->sum / (double)h->count : 0.0));
+		json_put_u64(st, "p50", lat_quantile(h, 0.5));
+		json_put_u64(st, "p99", lat_quantile(h, 0.99));
+		json_put_u64(st, "p999", lat_quantile(h, 0.999));
+		json_put_u64(st, "max", h->max);
+		json_object_object_add(o, lat_stage_name[s], st);
 	}
-	fputc('}', f);
+	return o;
 }
 
 void lat_hist_format(const struct lat_hist *h, char *buf, size_t len)

@@ -6,8 +6,11 @@
  * set bit and the LAT_SUB_BITS bits below it, so a bucket's width is at
  * most 1/2^LAT_SUB_BITS of its lower bound (12.5%); quantiles report a
  * bucket's upper bound, never less than the true value.  The maximum and
- * the sum are exact.  Pure: no clock, no allocation, no locking (a queue's
- * histograms belong to its iothread and are read after it stopped).
+ * the sum are exact.  Pure: no clock, no allocation, no locking: a
+ * queue's histograms have one writer, its iothread, and lat_add() writes
+ * each field as a host/counter.h counter, so lat_merge() and
+ * lat_snapshot() may read them from another thread while it runs (the
+ * control socket's `stats`).
  */
 #ifndef BLK_LATENCY_H
 #define BLK_LATENCY_H
@@ -15,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "host/counter.h"
 
 #define LAT_SUB_BITS 3
 #define LAT_SUB (1u << LAT_SUB_BITS)
@@ -50,23 +55,30 @@ uint64_t lat_bucket_top(unsigned int b);
 
 static inline void lat_add(struct lat_hist *h, uint64_t v)
 {
-	h->count++;
-	h->sum += v;
-	if (v > h->max)
-		h->max = v;
-	h->bucket[lat_bucket(v)]++;
+	ctr_add(&h->count, 1);
+	ctr_add(&h->sum, v);
+	if (v > ctr_get(&h->max))
+		ctr_set(&h->max, v);
+	ctr_add(&h->bucket[lat_bucket(v)], 1);
 }
 
-/* Add every sample of src to dst. */
+/* Add every sample of src to dst (src may be written meanwhile: dst's
+ * count is then the sum of the buckets it read). */
 void lat_merge(struct lat_hist *dst, const struct lat_hist *src);
+/* Take the samples of base (an earlier snapshot of h) out of h: what
+ * was added since.  max becomes the top of the highest bucket left
+ * (capped at h's max): exact only where base was empty. */
+void lat_since(struct lat_hist *h, const struct lat_hist *base);
 /* The value at quantile q (0..1): the top of the bucket that holds the
  * ceil(q * count)-th smallest sample, capped at max; 0 if empty. */
 uint64_t lat_quantile(const struct lat_hist *h, double q);
 
-/* One JSON object per stage, values in nanoseconds:
+struct json_object;
+/* A new json-c object, one member per stage, values in nanoseconds:
  * {"pop_to_submit": {"count":..,"mean":..,"p50":..,"p99":..,"p999":..,
- *  "max":..}, "submit_to_complete": {..}, "complete_to_publish": {..}} */
-void lat_queue_json(FILE *f, const struct lat_queue *q);
+ *  "max":..}, "submit_to_complete": {..}, "complete_to_publish": {..}}
+ * (the control socket's stats and --stats FILE). */
+struct json_object *lat_queue_json(const struct lat_queue *q);
 /* "n=.. p50=..us p99=..us p99.9=..us max=..us" into buf. */
 void lat_hist_format(const struct lat_hist *h, char *buf, size_t len);
 

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int blk_parse_size(const char *s, uint64_t *bytes)
+/* A number with an optional K, M or G suffix (powers of 1024); a plain
+ * number is shifted by shift. */
+static int blk_parse_scaled(const char *s, unsigned int shift,
+			    uint64_t *bytes)
 {
-	unsigned int shift = 20; /* a plain number is MiB */
 	unsigned long long v;
 	char *end;
 
@@ -28,6 +30,43 @@ int blk_parse_size(const char *s, uint64_t *bytes)
 		return -EINVAL;
 	*bytes = (uint64_t)v << shift;
 	return 0;
+}
+
+int blk_parse_size(const char *s, uint64_t *bytes)
+{
+	return blk_parse_scaled(s, 20, bytes); /* a plain number is MiB */
+}
+
+int blk_parse_rate(const char *s, uint64_t *bytes)
+{
+	return blk_parse_scaled(s, 0, bytes); /* a plain number is bytes */
+}
+
+/* A decimal number from lo to hi, digits only. */
+static int blk_opt_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	if (!v || *v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || n < lo || n > hi)
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+int blk_limit_set(struct blk_limit *l, const char *name, const char *v)
+{
+	if (!strcmp(name, "iops"))
+		return blk_opt_u64(v, 1, BLK_IOPS_MAX, &l->iops);
+	if (!strcmp(name, "bw"))
+		return v ? blk_parse_rate(v, &l->bw) : -EINVAL;
+	if (!strcmp(name, "burst"))
+		return blk_opt_u64(v, 1, BLK_BURST_MS_MAX, &l->burst_ms);
+	return -EINVAL;
 }
 
 static int blk_opt_err(char *msg, unsigned int msglen, const char *what,
@@ -54,12 +93,13 @@ static int blk_opt_uint(const char *v, unsigned long lo, unsigned long hi,
 
 /* The options a disk spec may name, each at most once. */
 enum blk_opt { OPT_RO, OPT_DIRECT, OPT_BATCH, OPT_QUEUES, OPT_POLL,
-	       OPT_ENGINE, OPT_SERIAL, OPT_COUNT };
+	       OPT_ENGINE, OPT_SERIAL, OPT_IOPS, OPT_BW, OPT_BURST, OPT_COUNT };
 
 static const char *const blk_opt_name[OPT_COUNT] = {
 	[OPT_RO] = "ro", [OPT_DIRECT] = "direct", [OPT_BATCH] = "batch",
 	[OPT_QUEUES] = "queues", [OPT_POLL] = "poll", [OPT_ENGINE] = "engine",
-	[OPT_SERIAL] = "serial",
+	[OPT_SERIAL] = "serial", [OPT_IOPS] = "iops", [OPT_BW] = "bw",
+	[OPT_BURST] = "burst",
 };
 
 /* Which option opt names (the part before any '='), or OPT_COUNT. */
@@ -113,6 +153,17 @@ static int blk_opt_set(enum blk_opt which, const char *v, struct blk_opts *o,
 			return -EINVAL;
 		strcpy(o->serial, v);
 		return 0;
+	case OPT_IOPS:
+	case OPT_BW:
+	case OPT_BURST: {
+		struct blk_limit l = { o->iops, o->bw, o->burst_ms };
+		int r = blk_limit_set(&l, blk_opt_name[which], v);
+
+		o->iops = l.iops;
+		o->bw = l.bw;
+		o->burst_ms = l.burst_ms;
+		return r;
+	}
 	case OPT_COUNT:
 		break;
 	}

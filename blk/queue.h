@@ -7,12 +7,42 @@
 
 #include "blk/backend.h"
 #include "blk/blk.h"
+#include "blk/throttle.h"
 #include "virtio/virtq.h"
 
 /* The iothread's state, under lock: the caller moves IDLE -> STARTING and
  * -> EXIT, the thread STARTING -> RUNNING or IDLE, and RUNNING -> IDLE
  * once stopping is seen and in-flight I/O has finished. */
 enum blk_qstate { BLK_Q_IDLE, BLK_Q_STARTING, BLK_Q_RUNNING, BLK_Q_EXIT };
+
+/* What may hold a disk's queues back before they pop a head, shared by
+ * them (blk_dev_pause_io, blk_dev_set_limit).  active is read before
+ * every pop: 0 on a disk nobody paused or limited. */
+#define BLK_GATE_HELD 1u    /* paused: pop nothing */
+#define BLK_GATE_LIMITED 2u /* a rate limit: pop when the buckets allow */
+struct blk_gate {
+	unsigned int active; /* atomic: BLK_GATE_* bits */
+	struct throttle_bucket ops, bytes;
+};
+
+/* A queue's counters beside its ring's (virtq_stats): one writer, the
+ * iothread (host/counter.h). */
+enum { BLK_T_READ, BLK_T_WRITE, BLK_T_FLUSH, BLK_T_DISCARD, BLK_T_WZ,
+       BLK_T_KINDS };
+struct blk_qctr {
+	uint64_t by_type[BLK_T_KINDS]; /* served by the backend */
+	uint64_t completed;            /* every head given back */
+	uint64_t bytes_read, bytes_written;
+	uint64_t io_errors;
+	uint64_t kicks;     /* driver notifications the thread woke on */
+	uint64_t poll_hits; /* idle polls that found work */
+	uint64_t throttle_waits; /* sleeps for the rate limit's tokens */
+};
+
+struct blk_qraw {
+	struct blk_qctr c;
+	struct virtq_stats v;
+};
 
 struct blk_queue {
 	struct virtq vq;
@@ -25,7 +55,6 @@ struct blk_queue {
 	bool write_through;       /* FLUSH not negotiated */
 	struct blk_bq *bq;
 	bool batch;
-	bool latency;             /* keep lat (blk_opts.latency) */
 	uint64_t poll_max_ns;     /* 0: never poll */
 	uint64_t poll_ns;         /* the current window, adapted */
 	int kick_fd, call_fd;
@@ -41,8 +70,14 @@ struct blk_queue {
 	bool pushed;              /* used entries pushed since the last notify */
 	bool backend_full;        /* submit said -EAGAIN this pass */
 	bool reset_sent;          /* needs_reset already reported */
-	uint64_t io_errors;
+	struct blk_qctr ctr;      /* this run's counters */
 	struct lat_queue lat;     /* this run's latency breakdown */
+	const bool *latency_on;   /* the disk's switch, read for each request */
+	struct blk_gate *gate;    /* the disk's */
+	bool gated;               /* the gate stopped this drain pass */
+	uint64_t gate_wait_ns;    /* for how long (UINT64_MAX: held) */
+	bool parked;              /* under lock: held, nothing in flight */
+	int wake_fd;              /* eventfd: the gate changed */
 
 	pthread_t thread;
 	pid_t tid;                /* the thread's, once it runs (atomic) */
@@ -50,7 +85,7 @@ struct blk_queue {
 	bool started;             /* its iothread serves the ring */
 	bool stopping;            /* set by blk_queue_stop, read by the thread */
 	int start_err;            /* from the thread's queue_open */
-	pthread_mutex_t lock;     /* the state handshake only */
+	pthread_mutex_t lock;     /* the state handshake and parked */
 	pthread_cond_t cond;
 	enum blk_qstate state;
 };

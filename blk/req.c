@@ -100,7 +100,7 @@ static bool blk_range_ok(const struct blk_req_limits *l, uint64_t sector,
 	uint64_t end;
 
 	return !__builtin_add_overflow(sector, sectors, &end) &&
-	       end <= l->capacity;
+	       end <= __atomic_load_n(&l->capacity, __ATOMIC_RELAXED);
 }
 
 static enum blk_parse blk_answer(struct blk_req *r, uint8_t status)

@@ -79,6 +79,14 @@ static const int iothread_calls[] = {
 	SCMP_SYS(fdatasync), SCMP_SYS(fsync), SCMP_SYS(fallocate),
 };
 
+/* The control socket's thread: its clients (accept, recv, send), and
+ * the changes it makes: a file disk's size (resize), a RAM disk's
+ * mapping (mprotect, common), the disks' eventfds and locks. */
+static const int api_calls[] = {
+	SCMP_SYS(accept4), SCMP_SYS(recvfrom), SCMP_SYS(sendto),
+	SCMP_SYS(ftruncate),
+};
+
 /* ioctl (every kind) and io_uring_register (the iothread) are allowed
  * only with the requests listed here, added in compile().
  *
@@ -137,6 +145,8 @@ static const struct kind_rules kinds[SANDBOX_KINDS] = {
 			      LIST(irq_line_ioctls), NULL, 0 },
 	[SANDBOX_INTX] = { "INTx thread", NULL, 0, LIST(irq_line_ioctls),
 			   NULL, 0 },
+	[SANDBOX_API] = { "control socket thread", LIST(api_calls),
+			  LIST(iothread_ioctls), NULL, 0 },
 };
 
 static struct sock_fprog progs[SANDBOX_KINDS];

@@ -22,6 +22,7 @@ enum sandbox_kind {
 	SANDBOX_IOTHREAD, /* one virtqueue: io_uring or the sync engine */
 	SANDBOX_CONSOLE,  /* the UART's input: stdin */
 	SANDBOX_INTX,     /* a disk's INTx line (guests without MSI-X) */
+	SANDBOX_API,      /* the control socket (vmm run --api) */
 	SANDBOX_KINDS
 };
 

@@ -5,9 +5,10 @@
 PKGS="build-essential gcc make libc6-dev linux-libc-dev pkg-config liburing-dev libcmocka-dev libaio-dev
 libjson-c-dev libfdt-dev liblzma-dev clang libclang-rt-14-dev fio qemu-system-x86
 busybox-static cpio xz-utils dpkg-dev ca-certificates valgrind gnuplot-nox
-python3 python3-pytest python3-scipy procps libseccomp-dev flex bison bc libelf-dev
+python3 python3-pytest python3-scipy procps libseccomp-dev flex bison bc libelf-dev patch
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross liburing-dev:arm64
-libseccomp-dev:arm64 libaio-dev:arm64 libcmocka-dev:arm64 qemu-system-arm qemu-user-static"
+libseccomp-dev:arm64 libaio-dev:arm64 libcmocka-dev:arm64 libjson-c-dev:arm64
+qemu-system-arm qemu-user-static"
 # The arm64 half (make ARCH=arm64, its guest and test host) takes
 # packages of Debian's arm64 architecture; libfdt-dev:arm64 is fetched
 # by tests/arm64-libfdt.sh (it cannot sit beside the amd64 one).

@@ -446,7 +446,7 @@ static uint32_t vpci_common_read(struct vpci *p, uint32_t off)
 	case VIRTIO_PCI_COMMON_STATUS:
 		return vdev_get_status(v);
 	case VIRTIO_PCI_COMMON_CFGGENERATION:
-		return 0;
+		return v->config_generation;
 	case VIRTIO_PCI_COMMON_Q_SELECT:
 		return v->queue_select;
 	}
@@ -729,6 +729,24 @@ void vpci_set_intx_line(struct vpci *p, uint8_t line)
 {
 	pthread_mutex_lock(&p->lock);
 	p->func.cfg[PCI_INTERRUPT_LINE] = line;
+	pthread_mutex_unlock(&p->lock);
+}
+
+uint64_t vpci_features(struct vpci *p)
+{
+	uint64_t f = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->vdev->status & VIRTIO_CONFIG_S_FEATURES_OK)
+		f = p->vdev->driver_features;
+	pthread_mutex_unlock(&p->lock);
+	return f;
+}
+
+void vpci_config_changed(struct vpci *p)
+{
+	pthread_mutex_lock(&p->lock);
+	vdev_config_changed(p->vdev);
 	pthread_mutex_unlock(&p->lock);
 }
 

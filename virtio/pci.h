@@ -172,5 +172,10 @@ void vpci_bar_write(struct vpci *p, uint64_t off, const void *data,
 void vpci_set_intx_line(struct vpci *p, uint8_t line);
 /* Reset the device (as a status write of 0 would); for VM shutdown. */
 void vpci_reset(struct vpci *p);
+/* The device's configuration changed (any thread): vdev_config_changed
+ * under the lock. */
+void vpci_config_changed(struct vpci *p);
+/* The features the driver accepted (FEATURES_OK), or 0 (any thread). */
+uint64_t vpci_features(struct vpci *p);
 
 #endif

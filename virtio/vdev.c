@@ -296,6 +296,16 @@ void vdev_signal_needs_reset(struct vdev *v)
 		v->config_irq(v->opaque);
 }
 
+void vdev_config_changed(struct vdev *v)
+{
+	v->config_generation++;
+	if (!(v->status & VIRTIO_CONFIG_S_DRIVER_OK))
+		return;
+	__atomic_or_fetch(&v->isr, VDEV_ISR_CONFIG, __ATOMIC_RELEASE);
+	if (v->config_irq)
+		v->config_irq(v->opaque);
+}
+
 uint8_t vdev_read_isr(struct vdev *v)
 {
 	return __atomic_exchange_n(&v->isr, 0, __ATOMIC_ACQ_REL);

@@ -88,6 +88,7 @@ struct vdev {
 	uint8_t isr;              /* ISR status, read-to-clear (atomic) */
 	uint16_t queue_select;
 	uint16_t msix_config;
+	uint8_t config_generation; /* bumped by vdev_config_changed */
 	unsigned int nq;
 	bool started;
 	bool dma_off;             /* the transport forbids DMA (bus master off) */
@@ -128,6 +129,10 @@ void vdev_signal_needs_reset(struct vdev *v);
  * until it is on again; on: a paused device resumes, a waiting one is
  * activated. */
 void vdev_set_dma(struct vdev *v, bool on);
+/* The device's configuration changed (a disk's capacity): the
+ * generation moves on and, once the driver is running (DRIVER_OK), it
+ * gets a configuration-change interrupt.  Under the transport's lock. */
+void vdev_config_changed(struct vdev *v);
 /* ISR status, cleared by the read. */
 uint8_t vdev_read_isr(struct vdev *v);
 

@@ -60,7 +60,7 @@ static int virtq_break(struct virtq *vq)
 {
 	vq->broken = true;
 	vq->avail_seen = vq->last_avail; /* the next pop looks at broken */
-	vq->stats.ring_errors++;
+	ctr_add(&vq->stats.ring_errors, 1);
 	return -EPROTO;
 }
 
@@ -223,7 +223,7 @@ int virtq_next_head(struct virtq *vq, uint16_t *head)
 	vq->last_avail++;
 	virtq_set_busy(vq, h, true);
 	vq->inflight++;
-	vq->stats.popped++;
+	ctr_add(&vq->stats.popped, 1);
 	*head = h;
 	return 1;
 }
@@ -237,7 +237,7 @@ int virtq_read_chain(struct virtq *vq, uint16_t head, struct virtq_elem *e,
 	e->head = head;
 	e->iov = iov;
 	if (ret) {
-		vq->stats.bad_chains++;
+		ctr_add(&vq->stats.bad_chains, 1);
 		w.n = w.n_out = 0;
 		w.out_len = w.in_len = 0;
 	}
@@ -327,7 +327,7 @@ void virtq_unpop(struct virtq *vq, uint16_t head)
 	virtq_set_busy(vq, head, false);
 	vq->inflight--;
 	vq->last_avail--;
-	vq->stats.popped--;
+	ctr_add(&vq->stats.popped, (uint64_t)-1);
 }
 
 /* inline: a hint that lets LTO put it into the iothread's loop. */
@@ -375,7 +375,7 @@ bool virtq_need_notify(struct virtq *vq)
 	vq->signalled = now;
 	vq->signalled_valid = true;
 	if (need)
-		vq->stats.notifies++;
+		ctr_add(&vq->stats.notifies, 1);
 	return need;
 }
 

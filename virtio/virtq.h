@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "host/counter.h"
 #include "virtio/gmem.h"
 
 #define VIRTQ_MAX_SIZE 1024

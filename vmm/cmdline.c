@@ -22,6 +22,7 @@ static const struct option run_opts[] = {
 	{ "stats", required_argument, NULL, 'S' },
 	{ "sandbox", required_argument, NULL, 'B' },
 	{ "pin", required_argument, NULL, 'P' },
+	{ "api", required_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -145,6 +146,13 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		return 0;
 	case 'P':
 		return parse_pin(c, msg, msglen);
+	case 'A':
+		if (!*optarg) {
+			snprintf(msg, msglen, "--api: empty path");
+			return -1;
+		}
+		c->api_path = optarg;
+		return 0;
 	default:
 		return -1;
 	}
@@ -160,6 +168,7 @@ enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
 	c->pin = VMM_PIN_FOLLOW;
 	c->cpus = 1;
 	c->params = VMM_DEFAULT_PARAMS;
+	c->api_fd = -1;
 	optind = 1;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":k:i:p:m:c:d:vh", run_opts,

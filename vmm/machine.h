@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api/api.h"
 #include "blk/blk.h"
 #include "host/sandbox.h"
 #include "hw/bus.h"
@@ -57,6 +58,8 @@ enum vmm_pin {
 struct vmm_config {
 	const char *kernel, *initrd, *params;
 	const char *stats_path; /* --stats FILE, or NULL */
+	const char *api_path;   /* --api PATH, or NULL */
+	int api_fd;             /* its listening socket (vmm/main.c) */
 	uint64_t mem;
 	unsigned int cpus;
 	unsigned int ndisks;
@@ -98,6 +101,8 @@ struct machine {
 	struct pvpanic pvpanic;
 	struct vdisk *disk[VMM_MAX_DISKS];
 	unsigned int ndisks;
+	struct api_server *api;   /* --api: the control socket's thread */
+	struct api_vm api_vm;     /* what it sees of the machine */
 	uint32_t pci_intx;         /* slots with an INTA# line (machine_pci) */
 	struct machine_arch *arch; /* the architecture's devices and state */
 	struct vcpu vcpu[VMM_MAX_CPUS];
@@ -142,5 +147,10 @@ int machine_pci(struct machine *m, struct blk_dev **disks, bool io_bars,
 int machine_vcpus(struct machine *m);
 /* The console on fd 1, its interrupt raised through irq. */
 void machine_serial(struct machine *m, unsigned int irq);
+/* control.c: --api's thread, started once the machine is built (before
+ * the main thread's filter: it takes its own), stopped first at
+ * teardown; the socket file is removed then. */
+int machine_api_start(struct machine *m);
+void machine_api_stop(struct machine *m);
 
 #endif

@@ -14,6 +14,7 @@
 #include "host/affinity.h"
 #include "host/sandbox.h"
 #include "vmm/cmdline.h"
+#include "vmm/ctl.h"
 #include "host/log.h"
 #include "vmm/machine.h"
 #include "vmm/probe.h"
@@ -51,6 +52,7 @@ static const char usage_main[] =
 	"\n"
 	"Commands:\n"
 	"  run      boot a Linux kernel (see 'vmm run --help')\n"
+	"  ctl      watch and change a running VM (see 'vmm ctl --help')\n"
 	"  probe    report KVM's version, capabilities and speed\n"
 	"\n"
 	"Options:\n"
@@ -70,14 +72,18 @@ static const char usage_run[] =
 	"  -c, --cpus N          vCPUs (default 1, at most 64)\n"
 	"  -d, --disk SPEC       add a virtio-blk disk (vda, vdb, ... in order):\n"
 	"      PATH[,ro][,direct][,queues=N][,serial=ID][,batch=on][,poll=US]\n"
-	"          [,engine=uring|sync]\n"
-	"      ram:SIZE[,queues=N][,serial=ID][,batch=on][,poll=US]\n"
+	"          [,engine=uring|sync][,iops=N][,bw=RATE][,burst=MS]\n"
+	"      ram:SIZE[,queues=N][,serial=ID][,batch=on][,poll=US][,iops=N]...\n"
 	"                        queues default to the vCPU count; at most 16 disks;\n"
 	"                        poll: most microseconds an idle iothread polls\n"
 	"                        before it sleeps (default 32, 0 = never)\n"
 	"                        engine: io_uring (the default; where the host\n"
 	"                        refuses it, synchronous calls, said in one line)\n"
 	"                        or synchronous calls in the iothreads\n"
+	"                        iops, bw: a rate limit, requests and bytes per\n"
+	"                        second (RATE: bytes, or a K/M/G suffix); burst:\n"
+	"                        how far ahead of the rate, in ms (default 10);\n"
+	"                        a request over it waits, never fails\n"
 	"  -v, --verbose         more log messages (repeat for debug); at exit,\n"
 	"                        each disk's counters and per-queue latency:\n"
 	"                        pop to submit, submit to completion, completion\n"
@@ -87,6 +93,9 @@ static const char usage_run[] =
 	"      --sandbox on|off  after set-up, each thread runs under a seccomp\n"
 	"                        filter that allows only the system calls its\n"
 	"                        kind needs (default on; off is for debugging)\n"
+	"      --api PATH        a control socket at PATH (mode 0600, removed at\n"
+	"                        exit): watch and change the running VM with\n"
+	"                        'vmm ctl PATH COMMAND' (see 'vmm ctl --help')\n"
 	"      --pin follow|on|off  where the VMM's threads run (default\n"
 	"                        follow).  On a disk with a queue per vCPU or\n"
 	"                        more (the default, up to 16 vCPUs), Linux puts\n"
@@ -332,7 +341,10 @@ static int cmd_run(int argc, char **argv)
 		pr_err("%s; --sandbox off runs without it", msg);
 		return VMM_EXIT_ERROR;
 	}
-	if (load_inputs(&cfg, &in, msg, sizeof(msg))) {
+	/* The socket last: bad input creates nothing. */
+	if (load_inputs(&cfg, &in, msg, sizeof(msg)) ||
+	    (cfg.api_path &&
+	     (cfg.api_fd = api_listen(cfg.api_path, msg, sizeof(msg))) < 0)) {
 		inputs_free(&in);
 		return usage_error(msg);
 	}
@@ -361,6 +373,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "run"))
 		status = cmd_run(argc - 1, argv + 1);
+	else if (!strcmp(cmd, "ctl"))
+		status = ctl_main(argc - 1, argv + 1);
 	else if (!strcmp(cmd, "probe") && argc == 2)
 		status = probe_run();
 	else

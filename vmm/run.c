@@ -1,5 +1,6 @@
 /* Build the machine and run it until something ends it. */
 #include <errno.h>
+#include <json-c/json.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -172,21 +173,24 @@ static int machine_start(struct machine *m)
  * a temporary file renamed over FILE, so a reader never sees half. */
 static void machine_write_stats(struct machine *m)
 {
+	struct json_object *root = json_object_new_object();
+	struct json_object *disks = json_object_new_array();
 	char tmp[4096];
 	FILE *f;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", m->cfg->stats_path);
+	for (unsigned int i = 0; i < m->ndisks; i++)
+		json_object_array_add(disks, vdisk_stats_json(m->disk[i]));
+	json_object_object_add(root, "disks", disks);
 	f = fopen(tmp, "w");
 	if (!f) {
 		pr_err("--stats: %s: %s", tmp, strerror(errno));
+		json_object_put(root);
 		return;
 	}
-	fputs("{\"disks\": [", f);
-	for (unsigned int i = 0; i < m->ndisks; i++) {
-		fputs(i ? ", " : "", f);
-		vdisk_stats_json(m->disk[i], f);
-	}
-	fputs("]}\n", f);
+	fprintf(f, "%s\n", json_object_to_json_string_ext(
+		root, JSON_C_TO_STRING_SPACED));
+	json_object_put(root);
 	if (fclose(f) || rename(tmp, m->cfg->stats_path)) {
 		pr_err("--stats: %s: %s", m->cfg->stats_path, strerror(errno));
 		unlink(tmp);
@@ -196,6 +200,7 @@ static void machine_write_stats(struct machine *m)
 static void machine_teardown(struct machine *m)
 {
 	machine_exit(m, VMM_EXIT_ERROR, "teardown"); /* no-op if ending */
+	machine_api_stop(m); /* nothing changes the disks after this */
 	for (unsigned int i = 0; i < m->ncpus; i++)
 		vcpu_kick(&m->vcpu[i]);
 	for (unsigned int i = 0; i < m->ncpus; i++)
@@ -254,7 +259,7 @@ int machine_run(const struct vmm_config *cfg, struct blk_dev **disks,
 		pr_err("eventfd/signalfd: %s", strerror(errno));
 		status = VMM_EXIT_ERROR;
 	} else if (machine_build(m, disks, k, initrd, initrd_size) ||
-		   machine_start(m)) {
+		   machine_api_start(m) || machine_start(m)) {
 		machine_exit(m, VMM_EXIT_ERROR, "setup failed");
 		status = VMM_EXIT_ERROR;
 	} else {

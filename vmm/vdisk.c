@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "host/json.h"
 #include "host/log.h"
 
 int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
@@ -29,30 +30,27 @@ void vdisk_stop(struct vdisk *d)
 	vpci_kvm_reset(d->pci);
 }
 
-void vdisk_stats_json(struct vdisk *d, FILE *f)
+struct json_object *vdisk_stats_json(struct vdisk *d)
 {
-	struct blk_stats st;
+	struct json_object *o = json_object_new_object();
+	struct json_object *qs = json_object_new_array();
 	unsigned int nq = blk_dev_ops.num_queues(d->blk);
+	struct blk_stats st;
 
 	blk_dev_stats(d->blk, &st);
-	fprintf(f, "{\"requests\": %llu, \"notifies\": %llu, "
-		"\"bad_chains\": %llu, \"ring_errors\": %llu, "
-		"\"io_errors\": %llu, \"queues\": [",
-		(unsigned long long)st.requests,
-		(unsigned long long)st.notifies,
-		(unsigned long long)st.bad_chains,
-		(unsigned long long)st.ring_errors,
-		(unsigned long long)st.io_errors);
+	json_put_u64(o, "requests", st.requests);
+	json_put_u64(o, "notifies", st.notifies);
+	json_put_u64(o, "bad_chains", st.bad_chains);
+	json_put_u64(o, "ring_errors", st.ring_errors);
+	json_put_u64(o, "io_errors", st.io_errors);
 	for (unsigned int q = 0; q < nq; q++) {
 		const struct lat_queue *l = blk_dev_latency(d->blk, q);
 
-		fputs(q ? ", " : "", f);
-		if (l)
-			lat_queue_json(f, l);
-		else
-			fputs("null", f); /* not kept (blk_opts.latency) */
+		/* null: not kept (blk_opts.latency) */
+		json_object_array_add(qs, l ? lat_queue_json(l) : NULL);
 	}
-	fputs("]}", f);
+	json_object_object_add(o, "queues", qs);
+	return o;
 }
 
 /* Each queue's latency breakdown, one log line per stage. */

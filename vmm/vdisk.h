@@ -25,7 +25,8 @@ int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
 void vdisk_stop(struct vdisk *d);
 /* Its counters and each queue's latency breakdown as one JSON object
  * (complete once vdisk_stop() returned). */
-void vdisk_stats_json(struct vdisk *d, FILE *f);
+struct json_object;
+struct json_object *vdisk_stats_json(struct vdisk *d);
 /* Reset the device, log its counters (-v), then free everything. */
 void vdisk_destroy(struct vdisk *d);
 

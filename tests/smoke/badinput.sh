@@ -126,5 +126,15 @@ bad_common() {
 	bad stats-no-dir "cannot write in '$BAD/nodir/'" "$VMM" run -k "$K" \
 		--stats "$BAD/nodir/s.json"
 	bad stats-no-name 'not a file name' "$VMM" run -k "$K" --stats "$BAD/"
+	bad bad-iops "bad disk option 'iops=0'" "$VMM" run -k "$K" -d ram:1M,iops=0
+	bad bad-bw "bad disk option 'bw=1X'" "$VMM" run -k "$K" -d ram:1M,bw=1X
+	bad bad-burst "bad disk option 'burst=0'" "$VMM" run -k "$K" \
+		-d ram:1M,iops=5,burst=0
+	bad api-not-socket 'exists and is not a socket' "$VMM" run -k "$K" \
+		--api "$BAD/data.img"
+	bad api-no-dir 'No such file' "$VMM" run -k "$K" --api "$BAD/nodir/s"
+	# A bad disk with --api: refused before the socket is made.
+	bad api-then-bad-disk 'disk vda' "$VMM" run -k "$K" \
+		--api "$BAD/api.sock" -d "$BAD/nope"
 	return 0
 }

@@ -256,6 +256,78 @@ sandbox_check() {
 sandbox_check sandbox-on 2
 sandbox_check sandbox-off 0 --sandbox off
 
+# --api: the control socket of a running VMM, every command through
+# `vmm ctl` with the sandbox on (its thread under its own filter), a
+# second VMM refused the same path, quit ending the VM with 143 and the
+# socket removed.
+api_thread_mode() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		[ "$(cat "$t/comm")" = api ] &&
+			awk '/^Seccomp:/ {print $2}' "$t/status"
+	done
+}
+api_up() { # PID: the socket is there and the api thread filtered
+	[ -S "$OUT/api.sock" ] && [ "$(api_thread_mode "$1")" = 2 ]
+}
+api_case() {
+	local pid rc=0 out
+	why=""
+	rm -f "$OUT/api.sock" "$OUT/api.img"
+	truncate -s 4M "$OUT/api.img"
+	"$VMM" run -k "$IMG/ECHO.img" -m 32M -d ram:8M -d "$OUT/api.img" \
+		--api "$OUT/api.sock" </dev/zero >/dev/null 2>"$OUT/api.err" &
+	pid=$!
+	wait_for $pid api_up $pid || why="no socket, or its thread unfiltered"
+	ctl() { "$VMM" ctl "$OUT/api.sock" "$@" 2>>"$OUT/api.err"; }
+	[ -z "$why" ] && [ "$(stat -c %a "$OUT/api.sock")" != 600 ] &&
+		why="socket mode $(stat -c %a "$OUT/api.sock")"
+	[ -z "$why" ] && ! ctl info | grep -q '^vda  ram  8388608 bytes  1 queues' &&
+		why="info: $(ctl info | head -3)"
+	[ -z "$why" ] && ! ctl --json stats vdb | grep -q '"completed":0' &&
+		why="stats: $(ctl --json stats vdb | head -c 200)"
+	[ -z "$why" ] && [ "$(ctl stats vda --every 0.1s | head -n 2 | grep -c '^[0-9:]* vda  reads/s 0 ')" != 2 ] &&
+		why="stats --every"
+	[ -z "$why" ] && [ "$(ctl resize vdb 8M)" != "8388608 bytes" ] && why="resize"
+	[ -z "$why" ] && [ "$(stat -c %s "$OUT/api.img")" != 8388608 ] &&
+		why="resize: file is $(stat -c %s "$OUT/api.img") bytes"
+	for c in "limit vda iops=100 bw=1M" "latency on" "pause" "resume" \
+		 "limit vda off" "pause vdb" "resume vdb"; do
+		[ -z "$why" ] && [ "$(ctl $c)" != ok ] && why="$c"
+	done
+	# Refusals: one line, status 1, the VM unchanged.
+	[ -z "$why" ] && { ctl resize vdz 1M; [ $? != 1 ]; } && why="resize vdz"
+	[ -z "$why" ] && ! grep -q "vmm ctl: resize: no disk 'vdz'" "$OUT/api.err" &&
+		why="no refusal line"
+	[ -z "$why" ] && { ctl resize vda 4M; [ $? != 1 ]; } && why="shrink without --shrink"
+	# A second VMM may not take a live socket.
+	if [ -z "$why" ]; then
+		out=$("$VMM" run -k "$IMG/ECHO.img" -m 32M --api "$OUT/api.sock" 2>&1 </dev/null)
+		[ $? = 2 ] && echo "$out" | grep -q "a socket in use" || why="second VMM: $out"
+	fi
+	# The client's own bad usage: status 2, nothing sent.
+	[ -z "$why" ] && { ctl limit vda iops=x; [ $? != 2 ]; } && why="ctl usage"
+	[ -z "$why" ] && { ctl frobnicate; [ $? != 2 ]; } && why="ctl command"
+	[ -z "$why" ] && [ "$(ctl quit)" != ok ] && why="quit"
+	wait_for $pid false
+	if alive $pid; then
+		stop_vmm $pid "$OUT/api.err" >/dev/null
+		why="${why:-still running after quit}"
+	else
+		wait $pid; rc=$?
+	fi
+	[ -z "$why" ] && [ $rc != 143 ] && why="status $rc after quit"
+	[ -z "$why" ] && [ -e "$OUT/api.sock" ] && why="socket left behind"
+	[ -z "$why" ]
+}
+for try in 1 2; do
+	api_case && break
+	# A guest the test host's emulated AMD-V killed: once more.
+	[ $try = 1 ] && grep -q "triple fault" "$OUT/api.err" &&
+		died_in_emulator api 4 143 "$OUT/api.err" || break
+done
+[ -z "$why" ] && ok api || ko api "$why ($(head -c 300 "$OUT/api.err"))"
+
 # --pin on: vCPU i on the i-th CPU the VMM may use, from the first again
 # when they run out; each queue's iothread beside vCPU (q mod vCPUs),
 # here with a second disk of three queues; a third disk, of one queue

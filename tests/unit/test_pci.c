@@ -219,6 +219,21 @@ static void enable_mem(struct ctx *c)
 	vpci_cfg_write(&c->p, PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
 }
 
+/* The common config's generation: a configuration change (a disk
+ * resized) moves it on, and it is read under the transport's lock. */
+static void test_config_generation(void **state)
+{
+	struct ctx *c = *state;
+	uint32_t g = rd(c, VPCI_COMMON_OFF + VIRTIO_PCI_COMMON_CFGGENERATION, 1);
+
+	vpci_config_changed(&c->p);
+	assert_int_equal(rd(c, VPCI_COMMON_OFF + VIRTIO_PCI_COMMON_CFGGENERATION, 1),
+			 (g + 1) & 0xff);
+	vpci_config_changed(&c->p);
+	assert_int_equal(rd(c, VPCI_COMMON_OFF + VIRTIO_PCI_COMMON_CFGGENERATION, 1),
+			 (g + 2) & 0xff);
+}
+
 static void test_ids_and_header(void **state)
 {
 	struct ctx *c = *state;
@@ -708,6 +723,7 @@ int main(int argc, char **argv)
 		T(test_device_cfg_bounds),
 		T(test_notify_fallback),
 		T(test_isr_read_clears),
+		T(test_config_generation),
 		T(test_reset_turns_routes_off),
 		cmocka_unit_test_setup_teardown(test_no_io_bar, setup_no_io,
 						teardown),

@@ -422,6 +422,34 @@ static void test_needs_reset_once(void **state)
 	assert_int_equal(vdev_get_status(&c->v), 0);
 }
 
+/* A configuration change (a disk resized): the generation moves on
+ * every time; the interrupt and ISR bit 1 only once the driver runs. */
+static void test_config_changed(void **state)
+{
+	struct ctx *c = *state;
+	uint64_t f = (1ull << VIRTIO_F_VERSION_1) | F_DEV;
+	uint8_t gen = c->v.config_generation;
+
+	vdev_config_changed(&c->v);
+	assert_int_equal(c->v.config_generation, (uint8_t)(gen + 1));
+	assert_int_equal(c->f.config_irqs, 0);
+	assert_int_equal(vdev_read_isr(&c->v), 0);
+	assert_int_equal(negotiate(&c->v, f), S_FOK);
+	setup_queue(&c->v, 0, 0x10000);
+	vdev_set_status(&c->v, S_FOK | VIRTIO_CONFIG_S_DRIVER_OK);
+	vdev_config_changed(&c->v);
+	assert_int_equal(c->v.config_generation, (uint8_t)(gen + 2));
+	assert_int_equal(c->f.config_irqs, 1);
+	assert_int_equal(vdev_read_isr(&c->v), VDEV_ISR_CONFIG);
+	assert_int_equal(vdev_read_isr(&c->v), 0); /* read clears it */
+	vdev_config_changed(&c->v);
+	assert_int_equal(c->f.config_irqs, 2);
+	/* Not a reset: the generation never goes back to a value the
+	 * driver read before the change. */
+	vdev_reset(&c->v);
+	assert_int_equal(c->v.config_generation, (uint8_t)(gen + 3));
+}
+
 static void test_init_rejects_bad_ops(void **state)
 {
 	struct ctx *c = *state;
@@ -456,6 +484,7 @@ int main(int argc, char **argv)
 		T(test_reset_stops_first),
 		T(test_status_bits_cannot_be_cleared),
 		T(test_needs_reset_once),
+		T(test_config_changed),
 		T(test_init_rejects_bad_ops),
 #undef T
 	};

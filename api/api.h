@@ -1,0 +1,74 @@
+/* The control socket (`vmm run --api PATH`): a running VM watched and
+ * changed from outside, in the manner of QEMU's QMP.
+ *
+ * Protocol: a UNIX stream socket; one JSON object per line each way.
+ * A request is {"execute": COMMAND, "arguments": {...}} ("arguments" may
+ * be left out); the answer is {"return": {...}} or {"error": {"class":
+ * CLASS, "desc": MESSAGE}}, CLASS one of GenericError (bad arguments, a
+ * refused change), CommandNotFound, ParseError (not a JSON object, or a
+ * line over API_LINE_MAX bytes, after which the connection is closed).
+ *
+ * Commands (DISK: "vda", "vdb", ... or its index; left out: every disk):
+ *   info                      vCPUs, memory, disks and their settings,
+ *                             features the guest accepted, state
+ *   stats [disk] [reset]      per disk and queue: counters and latency
+ *                             breakdown since start or the last reset
+ *   latency on                keep the latency breakdown (or off)
+ *   resize disk size [shrink] capacity in bytes; the guest is told
+ *   limit disk [iops] [bw] [burst] | limit disk off
+ *   pause [disk] / resume [disk]
+ *   quit                      end the VM as SIGTERM would (status 143)
+ */
+#ifndef API_API_H
+#define API_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blk/blk.h"
+
+#define API_LINE_MAX 4096   /* longest request line */
+#define API_MAX_CLIENTS 8   /* connected at once; more are refused */
+#define API_MAX_DISKS 16
+#define API_PAUSE_TIMEOUT_MS 10000
+
+/* One disk as the commands see it. */
+struct api_disk {
+	char name[8];           /* vda, vdb, ... */
+	struct blk_dev *blk;
+	/* The transport: features the driver accepted (0 before
+	 * FEATURES_OK), and the configuration-change interrupt. */
+	uint64_t (*features)(void *opaque);
+	void (*config_changed)(void *opaque);
+	void *opaque;
+};
+
+struct api_vm {
+	unsigned int cpus;
+	uint64_t mem;
+	unsigned int ndisks;
+	struct api_disk disk[API_MAX_DISKS];
+	void (*quit)(void *opaque);
+	void *opaque;
+};
+
+/* One request line (len bytes, no newline) -> the answer, a string
+ * the caller frees (no newline).  Pure but for what the commands do. */
+char *api_execute(struct api_vm *vm, const char *line, size_t len);
+
+/* ---- the socket ----------------------------------------------------- */
+
+/* Bind PATH (mode 0600) and listen.  PATH may exist only as a stale
+ * socket (nobody listening), which is replaced.  The fd, or -errno with
+ * one line in msg. */
+int api_listen(const char *path, char *msg, unsigned int msglen);
+
+struct api_server;
+/* Serve connections on the listening fd in a thread of its own (named
+ * "api", under the sandbox's api filter); the server takes the fd. */
+int api_server_start(int fd, struct api_vm *vm, struct api_server **out);
+/* Stop the thread, close every connection and the socket, and remove
+ * path (if not NULL). */
+void api_server_stop(struct api_server *s, const char *path);
+
+#endif

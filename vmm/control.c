@@ -1,0 +1,66 @@
+/* The machine as the control socket sees it (--api; api/api.h). */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/log.h"
+#include "vmm/machine.h"
+
+static uint64_t disk_features(void *opaque)
+{
+	struct vdisk *d = opaque;
+
+	return vpci_features(&d->pci->pci);
+}
+
+static void disk_config_changed(void *opaque)
+{
+	struct vdisk *d = opaque;
+
+	vpci_config_changed(&d->pci->pci);
+}
+
+static void vm_quit(void *opaque)
+{
+	machine_exit(opaque, VMM_EXIT_SIGNAL + SIGTERM,
+		     "quit through the control socket");
+}
+
+int machine_api_start(struct machine *m)
+{
+	struct api_vm *v = &m->api_vm;
+	int r;
+
+	if (m->cfg->api_fd < 0)
+		return 0;
+	v->cpus = m->ncpus;
+	v->mem = m->cfg->mem;
+	v->ndisks = m->ndisks;
+	for (unsigned int i = 0; i < m->ndisks; i++) {
+		struct api_disk *d = &v->disk[i];
+
+		snprintf(d->name, sizeof(d->name), "vd%c", 'a' + i);
+		d->blk = m->disk[i]->blk;
+		d->features = disk_features;
+		d->config_changed = disk_config_changed;
+		d->opaque = m->disk[i];
+	}
+	v->quit = vm_quit;
+	v->opaque = m;
+	r = api_server_start(m->cfg->api_fd, v, &m->api);
+	if (r)
+		pr_err("--api: cannot start its thread: %s", strerror(-r));
+	return r;
+}
+
+void machine_api_stop(struct machine *m)
+{
+	if (m->api)
+		api_server_stop(m->api, m->cfg->api_path);
+	else if (m->cfg->api_fd >= 0) { /* set-up failed before it started */
+		close(m->cfg->api_fd);
+		unlink(m->cfg->api_path);
+	}
+	m->api = NULL;
+}
