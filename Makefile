@@ -87,7 +87,7 @@ FUZZ_SECONDS ?= 60
 BENCH_BIN := $(O)/bench/devbench
 TOOLS     := $(O)/tests/no-uring
 
-.PHONY: all check test e2e-arm64 unit fuzz-replay fuzz deps guest e2e run devbench bench bench-smoke clean
+.PHONY: all check test e2e-arm64 unit fuzz-replay fuzz deps guest guest-kernel e2e run devbench bench bench-smoke clean
 ifeq ($(CROSS_STATIC),)
 all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN) $(TOOLS)
 else
@@ -194,6 +194,13 @@ test: deps
 
 guest:
 	ARCH=$(ARCH) guest/build.sh
+
+# A guest kernel of one's own, build/guest/kernels/NAME/bzImage: Debian's
+# linux-source of the guest kernel's version with the *.patch of PATCHES
+# applied and CONFIG (a fragment on allnoconfig; default guest/small.config),
+# cached by the content of all three (guest/build.sh kernel; guest/README.md).
+guest-kernel: guest
+	guest/build.sh kernel "$(NAME)" "$(PATCHES)" "$(CONFIG)"
 
 # End to end (tests/e2e/README.md): the pytest tests of tests/e2e/py (bad
 # command lines, then real guests under QEMU and ours, on each guest

@@ -205,58 +205,79 @@ small_source() {
 	printf '%s\n' "$dir"
 }
 
-# small_config_check CONFIG: every line of guest/small.config took effect
-# in CONFIG (Kconfig drops a symbol whose dependencies are off, silently).
-small_config_check() {
-	local line sym bad=
-	while read -r line; do
-		case $line in CONFIG_*) ;; *) continue ;; esac
-		sym=${line%%=*}
-		if [ "${line#*=}" = n ]; then
-			grep -q "^$sym=" "$1" && bad="$bad $line"
-		else
-			grep -qxF "$line" "$1" || bad="$bad $line"
-		fi
-	done <"$SMALL_CONFIG"
-	[ -z "$bad" ] || die "guest/small.config: not in the resolved configuration:$bad"
-}
-
-small_kernel() {
-	local deb ver series key src obj=$GCACHE/small-obj
+# build_kernel LABEL CONFIG PATCHES OBJ OUT [LOCALVERSION]: Debian's linux-source of the
+# stock kernel's version, with PATCHES (a directory of *.patch; empty:
+# none) applied to a copy, configured with CONFIG (a fragment applied on
+# allnoconfig), built in OBJ (kept: a rebuild redoes only what changed),
+# copied to OUT (bzImage, vmlinux, config) with the key it was built
+# from: the source version and the checksums of CONFIG and of the
+# patches.  The same key next time means nothing to do.  LOCALVERSION
+# goes at the end of the kernel's release string.
+build_kernel() {
+	local label=$1 config=$2 patches=$3 obj=$4 out=$5 lv=${6:-} deb ver series key src
 	deb=$(deb_cached "$(kernel_pkg)")
 	[ -n "$deb" ] || die "no cached .deb of $(kernel_pkg)"
 	ver=$(dpkg-deb -f "$deb" Version)
 	series=$(printf '%s\n' "$ver" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p')
 	[ -n "$series" ] || die "cannot read the kernel series from version $ver"
-	key="$ver $(sha256sum <"$SMALL_CONFIG" | cut -c1-16)"
-	if [ "$(cat "$SMALL/key" 2>/dev/null)" = "$key" ] &&
-		[ -f "$SMALL/bzImage" ] && [ -f "$SMALL/vmlinux" ]; then
+	key=$(kernel_key "$ver" "$config" "$patches" "$lv")
+	if [ "$(cat "$out/key" 2>/dev/null)" = "$key" ] &&
+		[ -f "$out/bzImage" ] && [ -f "$out/vmlinux" ]; then
 		return
 	fi
 	src=$(small_source "$ver" "$series")
-	log "building the small kernel ($ver, guest/small.config) in ${obj#"$REPO"/}"
+	if [ -n "$patches" ]; then
+		patched_source "$src" "$patches" "$obj.src"
+		src=$obj.src
+	fi
+	log "building the $label kernel ($ver, ${config#"$REPO"/}${patches:+, ${patches#"$REPO"/}}) in ${obj#"$REPO"/}"
 	mkdir -p "$obj"
 	# Start from nothing but allnoconfig and the fragment each time.
 	rm -f "$obj/.config"
-	if ! KCONFIG_ALLCONFIG=$SMALL_CONFIG make -C "$src" O="$obj" allnoconfig \
+	if ! KCONFIG_ALLCONFIG=$config make -C "$src" O="$obj" allnoconfig \
 		>"$obj/config.log" 2>&1; then
 		tail -n 20 "$obj/config.log" >&2
-		die "small kernel: make allnoconfig failed (log above)"
+		die "$label kernel: make allnoconfig failed (log above)"
 	fi
-	small_config_check "$obj/.config"
-	if ! make -C "$src" O="$obj" -j"$(nproc)" bzImage >"$obj/build.log" 2>&1; then
+	config_check "$config" "$obj/.config"
+	if ! make -C "$src" O="$obj" -j"$(nproc)" LOCALVERSION="$lv" bzImage \
+		>"$obj/build.log" 2>&1; then
 		grep -E 'error|Error' "$obj/build.log" | head -n 20 >&2
-		die "small kernel: build failed ($obj/build.log; flex, bison, bc, libelf-dev installed?)"
+		die "$label kernel: build failed ($obj/build.log; flex, bison, bc, libelf-dev installed?)"
 	fi
-	mkdir -p "$SMALL"
-	cp "$obj/arch/x86/boot/bzImage" "$SMALL/bzImage.tmp"
-	cp "$obj/vmlinux" "$SMALL/vmlinux.tmp"
-	strip --strip-debug "$SMALL/vmlinux.tmp" 2>/dev/null || true
-	cp "$obj/.config" "$SMALL/config"
-	mv "$SMALL/bzImage.tmp" "$SMALL/bzImage"
-	mv "$SMALL/vmlinux.tmp" "$SMALL/vmlinux"
-	printf '%s\n' "$key" >"$SMALL/key"
-	log "small kernel: ${SMALL#"$REPO"/}/bzImage ($(du -k "$SMALL/bzImage" | cut -f1) KiB)"
+	mkdir -p "$out"
+	cp "$obj/arch/x86/boot/bzImage" "$out/bzImage.tmp"
+	cp "$obj/vmlinux" "$out/vmlinux.tmp"
+	strip --strip-debug "$out/vmlinux.tmp" 2>/dev/null || true
+	cp "$obj/.config" "$out/config"
+	mv "$out/bzImage.tmp" "$out/bzImage"
+	mv "$out/vmlinux.tmp" "$out/vmlinux"
+	printf '%s\n' "$key" >"$out/key"
+	log "$label kernel: ${out#"$REPO"/}/bzImage ($(du -k "$out/bzImage" | cut -f1) KiB)"
+}
+
+small_kernel() {
+	build_kernel small "$SMALL_CONFIG" "" "$GCACHE/small-obj" "$SMALL"
+}
+
+# named_kernel NAME PATCHES CONFIG (make guest-kernel): a guest kernel of
+# one's own, build/guest/kernels/NAME/{bzImage,vmlinux,config}, for
+# bench/vmbench's kernel= and --scenario kernels (with guest/small.config,
+# the default CONFIG, virtio is built in: no modules needed); its release
+# string ends in -NAME.
+named_kernel() {
+	local name=${1:-} patches=${2:-} config=${3:-$SMALL_CONFIG}
+	[ "$GARCH" = x86_64 ] || die "guest-kernel: x86_64 only"
+	printf '%s' "$name" | grep -Eqx '[A-Za-z0-9_.-]+' ||
+		die "guest-kernel: NAME='$name': letters, digits, _ . - only"
+	[ -z "$patches" ] || [ -d "$patches" ] || die "guest-kernel: PATCHES=$patches: no such directory"
+	[ -f "$config" ] || die "guest-kernel: CONFIG=$config: no such file"
+	patches=${patches:+$(cd "$patches" && pwd)}
+	config=$(cd "$(dirname "$config")" && pwd)/$(basename "$config")
+	kernel_tree >/dev/null # the stock kernel's .deb says which source
+	build_kernel "$name" "$config" "$patches" "$GCACHE/kernel-$name-obj" \
+		"$GBUILD/kernels/$name" "-$name"
+	printf '%s\n' "$GBUILD/kernels/$name/bzImage"
 }
 
 # install_kernel VMLINUZ OUT: the kernel package's image as OUT, copied
@@ -322,4 +343,9 @@ main() {
 	[ "$GARCH" != x86_64 ] || small_kernel
 }
 
+if [ "${1:-}" = kernel ]; then
+	shift
+	named_kernel "$@"
+	exit
+fi
 main "$@"

@@ -305,6 +305,61 @@ root_modules() {
 	done <"$list" >"$root/etc/modules.load"
 }
 
+# config_check FRAGMENT CONFIG: every line of FRAGMENT took effect in
+# CONFIG (Kconfig drops a symbol whose dependencies are off, silently).
+config_check() {
+	local line sym bad=
+	while read -r line; do
+		case $line in CONFIG_*) ;; *) continue ;; esac
+		sym=${line%%=*}
+		if [ "${line#*=}" = n ]; then
+			grep -q "^$sym=" "$2" && bad="$bad $line"
+		else
+			grep -qxF "$line" "$2" || bad="$bad $line"
+		fi
+	done <"$1"
+	[ -z "$bad" ] || die "${1#"$REPO"/}: not in the resolved configuration:$bad"
+}
+
+# patched_source SRC PATCHES OUT: a copy of SRC (hard links: patch
+# replaces each file it changes, so SRC stays as it is) with every
+# PATCHES/*.patch applied in name order (-p1); stops at the first that
+# does not apply, naming the file and the hunk that failed.
+patched_source() {
+	local src=$1 patches=$2 out=$3 t p n=0
+	t=$(tmp_near "$out")
+	cp -al "$src" "$t/src" || { rm -rf "$t"; die "cannot copy $src"; }
+	for p in "$patches"/*.patch; do
+		[ -f "$p" ] || continue
+		n=$((n + 1))
+		if ! patch -d "$t/src" -p1 --batch --forward --no-backup-if-mismatch \
+			<"$p" >"$t/patch.log" 2>&1; then
+			sed 's/^/  | /' "$t/patch.log" >&2
+			p="patch ${p#"$REPO"/} does not apply to $(basename "$src"): $(grep -m1 -E 'FAILED|malformed|Only garbage|can.t find' "$t/patch.log" || echo 'see above')"
+			rm -rf "$t"
+			die "$p"
+		fi
+	done
+	[ "$n" -gt 0 ] || { rm -rf "$t"; die "no *.patch in ${patches#"$REPO"/}"; }
+	rm -rf "$out"
+	mv "$t/src" "$out"
+	rm -rf "$t"
+}
+
+# kernel_key VERSION CONFIG PATCHES LOCALVERSION: what a built kernel is
+# made of, as one line: the source version, the checksum of the config
+# fragment's content, then (when there are any) the checksum of the
+# patches' content in the order they apply, and the LOCALVERSION.  The
+# small kernel's (no patches, no LOCALVERSION) is "VERSION CFGSUM", as it
+# has always been.
+kernel_key() {
+	local key
+	key="$1 $(sha256sum <"$2" | cut -c1-16)"
+	[ -z "$3" ] || key="$key $(cat "$3"/*.patch 2>/dev/null | sha256sum | cut -c1-16)"
+	[ -z "$4" ] || key="$key $4"
+	printf '%s\n' "$key"
+}
+
 # root_cpio ROOT OUT: ROOT as an uncompressed newc cpio, byte for byte the
 # same for the same tree.
 root_cpio() {

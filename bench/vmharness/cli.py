@@ -152,9 +152,11 @@ def main(argv):
         sp = sub.add_parser(name, help=help)
         sp.add_argument("-c", "--config", action="append",
                         help="vmm[:queues=N,poll=US,batch=on,pin=on,bin=PATH,append=W1+W2,"
-                        "kernel=bzimage|vmlinux,name=L] or qemu[:...] (default: "
+                        "kernel=bzimage|vmlinux|PATH,name=L] or qemu[:...] (default: "
                         "qemu, vmm); append: words for the guest kernel's "
-                        "command line; kernel: overrides --kernel; host_thp="
+                        "command line; kernel: overrides --kernel, or a guest kernel of one's own "
+                        "(PATH: a bzImage, or a vmlinux but for kvmtool; virtio_blk built in; its release "
+                        "and sha256 go with every run, and a file that changes stops the plan); host_thp="
                         "always|madvise|never: the host's transparent huge pages "
                         "during this configuration's runs (deaths only)" + config_help)
         sp.add_argument("-o", "--out")
@@ -173,7 +175,7 @@ def main(argv):
 
     p = scenario_parser("profile", "per-request counters, ours vs QEMU and kvmtool",
                         config_help="; or kvmtool[:name=L,bin=PATH,jobs=A+B,append=W1+W2]: "
-                        "kvmtool (build/peers/x86/lkvm-static, which bench/peers-x86.sh "
+                        "kvmtool (kernel=PATH too; build/peers/x86/lkvm-static, which bench/peers-x86.sh "
                         "builds when it is missing) with the same bzImage, initrd, "
                         "vCPUs, memory, command line and data disk file, one queue "
                         "(kvmtool's virtio-blk has no more), the disk as the guest's "

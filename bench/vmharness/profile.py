@@ -11,11 +11,12 @@ OUT/runs.jsonl and a markdown table per job in OUT/table.md.
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import time
 
-from . import cmdlines, counters, fiojson, guestrun, paths, plan
+from . import cmdlines, counters, fiojson, guestrun, kernels, paths, plan
 from .stats import paired_log_ratio
 
 SEED = ["--bs=512", "--ioengine=libaio", "--iodepth=64", "--numjobs=32",
@@ -71,7 +72,10 @@ JOBS = {
 KVMTOOL_BIN = os.path.join(paths.BUILD, "peers", "x86", "lkvm-static")
 PEERS_X86 = os.path.join(paths.REPO, "bench", "peers-x86.sh")
 # kvmtool's options here: queues=1 only (its virtio-blk has one queue).
-KVMTOOL_OPTS = ("name", "bin", "jobs", "append", "queues")
+KVMTOOL_OPTS = ("name", "bin", "jobs", "append", "queues", "kernel")
+# kernel= in a configuration: these two name --kernel's files; anything
+# else is the path of a guest kernel of one's own (kernels.py).
+KERNEL_KINDS = ("bzimage", "vmlinux")
 
 
 def parse_config(spec):
@@ -93,6 +97,9 @@ def parse_config(spec):
             ", ".join(bad), ", ".join(KVMTOOL_OPTS), spec))
     if opts.get("queues", "1") != "1":
         raise ValueError("kvmtool's virtio-blk has one queue: " + spec)
+    if opts.get("kernel") in KERNEL_KINDS:
+        raise ValueError("kvmtool boots the guest's bzImage; its kernel= takes only "
+                         "a PATH of one's own: " + spec)
     name = opts.pop("name", spec)
     return {"kind": kind, "name": name, "opts": opts}
 
@@ -110,7 +117,39 @@ def prepare(configs):
         b = c["opts"].get("bin")
         if c["kind"] == "kvmtool" and b and not os.access(b, os.X_OK):
             raise ValueError("kvmtool: bin=%s is not an executable file" % b)
+        if "modules" in c["opts"]:
+            raise ValueError("%s: modules= is bench/vmbench's (-c vmm:kernel=PATH,modules=DIR); "
+                             "profile takes kernels with virtio_blk built in" % c["name"])
+        k = own_kernel(c)
+        if k:
+            fmt, _ = kernels.describe(k)  # KernelError is a ValueError
+            if c["kind"] == "kvmtool" and fmt != "bzImage":
+                raise ValueError("%s: kernel=%s is a %s; kvmtool loads no ELF, only a "
+                                 "bzImage" % (c["name"], k, fmt))
     return cfgs
+
+
+def own_kernel(cfg):
+    """A configuration's kernel of one's own (kernel=PATH), or None."""
+    k = cfg["opts"].get("kernel")
+    return None if k in (None,) + KERNEL_KINDS else k
+
+
+def kernel_of_run(cfg, out):
+    """"RELEASE SHA256" of CFG's own kernel for this run's record, or
+    None.  A kernel file that differs from the one the configuration's
+    earlier runs in OUT booted stops the plan (KernelError)."""
+    k = own_kernel(cfg)
+    if not k:
+        return None
+    now = "%s %s" % (kernels.describe(k)[1], kernels.sha256(k))
+    before = {r["kernel"] for r in plan.load_runs(out)
+              if r["config"] == cfg["name"] and r.get("kernel")}
+    if before and now not in before:
+        raise kernels.KernelError("%s: kernel %s changed since the plan's first run "
+                                  "(%s, now %s): refused" % (
+                                      cfg["name"], k, " ".join(before), now))
+    return now
 
 
 # kvmtool gives the data disk no serial of ours: in its guest the one
@@ -126,7 +165,8 @@ def guest_argv(cfg, cmdline, disk, args):
     (ours only) makes the data disk a RAM disk of the file's size."""
     cmdline = " ".join(w for w in (cmdline, plan.guest_extra(cfg)) if w)
     kind = cfg["opts"].get("kernel", args.kernel)
-    kernel = paths.BZIMAGE if kind == "bzimage" else paths.VMLINUX
+    kernel = own_kernel(cfg) or (paths.BZIMAGE if kind == "bzimage" else paths.VMLINUX)
+    bzimage = own_kernel(cfg) or paths.BZIMAGE  # QEMU's and kvmtool's
     d = dict(disk)
     d["queues"] = int(cfg["opts"].get("queues", args.queues))
     if cfg["kind"] == "vmm":
@@ -134,18 +174,50 @@ def guest_argv(cfg, cmdline, disk, args):
             d.update(path="ram:%dM" % args.disk_mb, direct=False)
         d["opts"] = ["%s=%s" % (k, v) for k, v in cfg["opts"].items()
                      if k not in ("queues", "bin", "jobs", "append", "kernel", "host_thp",
-                                  "backend", "pin")]
+                                  "backend", "pin", "api")]
         pin = cfg["opts"].get("pin")
+        extra = ["--pin", pin] if pin else []
+        if cfg["opts"].get("api") == "poll":
+            extra += ["--api", api_socket()]
         return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, args.mem,
                                  args.cpus, [d], cfg["opts"].get("bin", paths.VMM_BIN),
-                                 extra=["--pin", pin] if pin else [])
+                                 extra=extra)
     if cfg["kind"] == "kvmtool":
         d["queues"] = 1
-        return cmdlines.kvmtool_argv(paths.BZIMAGE, paths.INITRD, cmdline, args.mem,
+        return cmdlines.kvmtool_argv(bzimage, paths.INITRD, cmdline, args.mem,
                                      args.cpus, [d], cfg["opts"].get("bin", KVMTOOL_BIN))
     d["iothread"] = cfg["opts"].get("iothread", "on") == "on"
-    return cmdlines.qemu_argv(paths.BZIMAGE, paths.INITRD, cmdline, args.mem,
+    return cmdlines.qemu_argv(bzimage, paths.INITRD, cmdline, args.mem,
                               args.cpus, [d])
+
+
+def api_socket():
+    """vmm:api=poll: the control socket of this process's guest (short:
+    a UNIX socket's path has at most 107 bytes)."""
+    return "/tmp/vmbench-api.%d.sock" % os.getpid()
+
+
+class ApiPoller:
+    """vmm:api=poll: `vmm ctl SOCK stats --every 1s` through the measured
+    phase, as someone watching the device would; lines: what it printed."""
+
+    def __init__(self, vmm_bin, log_path):
+        self.argv = [vmm_bin, "ctl", api_socket(), "stats", "--every", "1s"]
+        self.log_path = log_path
+        self.proc = None
+
+    def start(self):
+        self.out = open(self.log_path, "w")
+        self.proc = subprocess.Popen(self.argv, stdout=self.out, stderr=subprocess.STDOUT)
+
+    def stop(self):
+        if not self.proc:
+            return 0
+        self.proc.terminate()
+        self.proc.wait()
+        self.out.close()
+        with open(self.log_path) as f:
+            return sum(1 for l in f if " reads/s " in l)
 
 
 def device_latency(stats_path):
@@ -198,14 +270,22 @@ def one_run(cfg, job, disk, args, log_path):
     if cfg["kind"] == "vmm":
         argv += ["--stats", stats_path]
 
+    poller = None
+    if cfg["kind"] == "vmm" and cfg["opts"].get("api") == "poll":
+        poller = ApiPoller(cfg["opts"].get("bin", paths.VMM_BIN), log_path + ".api.log")
+
     def on_phase(name, edge, proc):
         if edge == "begin":
+            if poller:
+                poller.start()
             if cfg["kind"] == "qemu" and cfg["opts"].get("pin") == "on":
                 snap["pinned"] = pin_qemu_threads(proc.pid)
             snap["s"] = counters.Snapshot(proc.pid)
             snap["s"].begin()
         elif "s" in snap:
             snap["d"] = snap["s"].end()
+            if poller:
+                snap["api_lines"] = poller.stop()
 
     g = guestrun.GuestRun(argv,
                           timeout=args.boot_timeout, on_phase=on_phase,
@@ -220,6 +300,8 @@ def one_run(cfg, job, disk, args, log_path):
            "rc": g.rc, "seconds": round(g.seconds, 1), "log": log_path}
     if "pinned" in snap:
         rec["pinned"] = snap["pinned"]
+    if poller:
+        rec["api_lines"] = snap["api_lines"] if "api_lines" in snap else poller.stop()
     if res and res[1] and "d" in snap:
         rec["fio"] = fiojson.summary(res[1])
         rec["counters"] = snap["d"]
@@ -244,9 +326,16 @@ def run_plan(args):
         for attempt in range(1, args.tries + 1):
             log = os.path.join(args.out, "logs", "r%d-%s-%s-try%d.log" % (
                 rep, cfg["name"].replace("/", "_"), job, attempt))
+            try:
+                own = kernel_of_run(cfg, args.out)
+            except kernels.KernelError as e:
+                print("vmbench: refused: %s" % e, flush=True)
+                raise SystemExit(2)
             rec = one_run(cfg, job, disk, args, log)
             rec.update({"repeat": rep, "position": i, "try": attempt,
                         "seed": args.seed, "time": time.time()})
+            if own:
+                rec["kernel"] = own
             plan.record(args.out, rec)
             print("vmbench: r%d %-16s %-14s %s %s" % (
                 rep, cfg["name"], job, rec["outcome"],
@@ -375,12 +464,32 @@ def _ratio_line(runs, job, base, c):
         c, base, pr["ratio"], pr["lo"], pr["hi"], pr["n"], verdict)
 
 
+def planned_configs(out_dir):
+    """The configurations' names in the order of the command's -c options
+    (meta.json), the first the baseline; [] if it does not say."""
+    try:
+        with open(os.path.join(out_dir, "meta.json")) as f:
+            words = shlex.split(json.load(f).get("command", ""))
+    except (OSError, ValueError):
+        return []
+    out = []
+    for i, w in enumerate(words[:-1]):
+        if w in ("-c", "--config"):
+            spec = words[i + 1]  # vmm, qemu or kvmtool[:k=v,...,name=N]
+            opts = dict(kv.split("=", 1) for kv in spec.partition(":")[2].split(",")
+                        if "=" in kv)
+            out.append(opts.get("name", spec))
+    return out
+
+
 def analyse(out_dir):
     runs = plan.load_runs(out_dir)
     configs, jobs = [], []
+    # The command's order (the first -c is the baseline), then any other.
+    for c in planned_configs(out_dir) + [r["config"] for r in runs]:
+        if c not in configs and any(r["config"] == c for r in runs):
+            configs.append(c)
     for r in runs:
-        if r["config"] not in configs:
-            configs.append(r["config"])
         if r["job"] not in jobs:
             jobs.append(r["job"])
     parts = []

@@ -223,7 +223,9 @@ def summarise(meta, samples):
     results = []
     for gk in sorted(groups):
         cfgs = groups[gk]
-        base_cfg = min(cfgs)
+        # The first configuration, or the one meta["_baseline"] names.
+        named = [c for c in cfgs if cfgs[c]["config"] == meta.get("_baseline")]
+        base_cfg = named[0] if named else min(cfgs)
         base = cfgs[base_cfg]
         for c in sorted(cfgs):
             row = cfgs[c]
@@ -355,6 +357,8 @@ def table_md(meta, results, problems, regress):
                      ("guest_fio", "fio in the guest"), ("host_fio", "fio on the host"),
                      ("repeats", "Repeats per configuration"),
                      ("order_seed", "Order of the runs, seed"),
+                     ("kernels", "Guest kernels (release, sha256)"),
+                     ("refused", "Stopped"),
                      ("elapsed", "Took (lock wait, test host boot and analysis included)")):
         if meta.get(k):
             v = meta[k]
@@ -415,8 +419,8 @@ def table_md(meta, results, problems, regress):
         out.append("### In words (written from the figures above)\n")
         out += ["- " + w + "." for w in words]
         out.append("")
-    if regress:
-        a, b = regress
+    for b in (regress or ())[1:]:
+        a = regress[0]
         out.append("### Regressions: where %s is significantly worse than %s\n" % (b, a))
         worse = [r for r in results if r["worse"] and r["config"] == b]
         if not worse:
@@ -499,6 +503,8 @@ def plots(out, meta, results):
         dims["queues"] = set()
     swept = [d for d, vs in dims.items() if len(vs) > 1]
     pdir = os.path.join(out, "plots")
+    if not swept:
+        return ratio_plots(pdir, meta, results)
     made = []
     for dim in swept:
         figs = ["iops"] + (["bw_mbs"] if dim == "bs" else [])
@@ -585,13 +591,86 @@ def plots(out, meta, results):
     return made
 
 
+def ratio_plots(pdir, meta, results):
+    """A plan without a sweep (configurations on the same jobs, such as a
+    2x2): per job, each configuration's IOPS over the baseline's, phase by
+    phase, with the 95% interval of the paired ratio; a line at 1."""
+    made = []
+    jobs = {}
+    for r in results:
+        if r["figure"] == "iops" and r["ratio_ci95"][0] is not None:
+            jobs.setdefault(r["job"], []).append(r)  # with an interval (n >= 2)
+    for job, rs in sorted(jobs.items()):
+        xs = []
+        for r in rs:
+            x = "%s (%s)" % (r["phase"] or job, r["dir"])
+            if x not in xs:
+                xs.append(x)
+        names = []
+        for r in rs:
+            if r["config"] not in names:
+                names.append(r["config"])
+        os.makedirs(pdir, exist_ok=True)
+        base = re.sub(r"[^A-Za-z0-9_.-]", "_", "ratio-iops-" + job)
+        dat = os.path.join(pdir, base + ".dat")
+        with open(dat, "w") as f:
+            f.write("# phase\t%s\n" % "\t".join("%s ratio\tlo\thi" % n for n in names))
+            for x in xs:
+                cols = [x]
+                for n in names:
+                    r = next((r for r in rs if r["config"] == n and
+                              "%s (%s)" % (r["phase"] or job, r["dir"]) == x), None)
+                    lo, hi = r["ratio_ci95"] if r else (None, None)
+                    cols += (["%.4f" % r["ratio"], "%.4f" % lo, "%.4f" % hi]
+                             if r and lo is not None else ["?", "?", "?"])
+                f.write("\t".join(cols) + "\n")
+        gp = os.path.join(pdir, base + ".gp")
+        sub = "IOPS / %s's, paired by repeat (n=%s), error bars: 95%% interval; guests ran on: %s" % (
+            rs[0]["baseline"], meta.get("repeats", "?"), meta.get("where", "?"))
+        with open(gp, "w") as f:
+            f.write("set terminal pngcairo size 960,600 noenhanced font 'sans,10'\n")
+            f.write("set output %s\n" % gp_str(os.path.join(pdir, base + ".png")))
+            f.write("set title %s\n" % gp_str("%s: %s\n%s" % (meta.get("title", "vmbench"), job, sub)))
+            f.write("set ylabel %s\n" % gp_str("IOPS ratio to " + rs[0]["baseline"]))
+            f.write("set datafile missing '?'\nset datafile separator '\\t'\n")
+            f.write("set grid ytics\nset key outside right top\nset offsets 0.4, 0.4, 0, 0\n")
+            f.write("set yrange [0:*]\nset bars 2\nset pointsize 1.2\n")
+            parts = ["%s using 0:(NaN):xtic(1) notitle" % gp_str(dat), "1 with lines dt 2 lc 'black' notitle"]
+            for i, n in enumerate(names):
+                dx = (i - (len(names) - 1) / 2.0) * 0.08
+                parts.append("'' using ($0%+.3f):%d:%d:%d with yerrorbars lw 2 pt %d title %s" % (
+                    dx, 2 + 3 * i, 3 + 3 * i, 4 + 3 * i, 5 + i, gp_str(n)))
+            f.write("plot " + ", \\\n     ".join(parts) + "\n")
+        res = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+        if res.returncode != 0:
+            print("vmbench report: gnuplot %s failed: %s" % (gp, res.stderr.strip()[:500]),
+                  file=sys.stderr)
+            continue
+        made.append(os.path.join(pdir, base + ".png"))
+    return made
+
+
 # ---- main -------------------------------------------------------------------
 
-def analyse(out, planned=()):
+def analyse(out, planned=(), baseline=None):
     """Analyse the vmbench run in OUT.  PLANNED: every run the plan asked
     for, [(repeat, guests, queues, cfg index, label)]; those without a
-    row are listed with the failed runs."""
+    row are listed with the failed runs.  BASELINE: another
+    configuration's label to compare with instead of the first; then only
+    OUT/table-vs-BASELINE.md is written (and printed)."""
     meta, points, configs, runs, problems = load(out)
+    if baseline is not None:
+        if baseline not in [c["label"] for c in configs.values()]:
+            print("no configuration %r in %s (%s)" % (
+                baseline, out, ", ".join(c["label"] for c in configs.values())))
+            return 1
+        meta["_baseline"] = baseline
+        results = summarise(meta, build_samples(meta, points, configs, runs))
+        md = table_md(meta, results, problems, None)
+        with open(os.path.join(out, "table-vs-%s.md" % baseline), "w") as f:
+            f.write(md)
+        print(md)
+        return 0
     problems += missing_runs(planned, points, runs)
     probes = {}
     for ent in runs.values():
@@ -604,10 +683,8 @@ def analyse(out, planned=()):
     meta["_failures"] = read_tsv(fpath) if os.path.exists(fpath) else []
     samples = build_samples(meta, points, configs, runs)
     results = summarise(meta, samples)
-    regress = None
-    if meta.get("regress"):
-        a, b = meta["regress"].split("\t")
-        regress = (a, b)
+    # regress: A and B; kernels: every kernel, the first the baseline.
+    regress = meta["regress"].split("\t") if meta.get("regress") else None
     write_csv(os.path.join(out, "samples.csv"), samples, SAMPLE_FIELDS)
     srows = summary_rows(results)
     write_csv(os.path.join(out, "summary.csv"), srows, SUMMARY_FIELDS)

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from . import paths, testhost
+from . import kernels, paths, testhost
 from .vmbench_base import (Error, append_meta, git, hms, machine_line, positive,
                            rewrite_job, run_order, run_queues, say, self_path, size_mb)
 
@@ -33,6 +33,8 @@ USAGE = """\
 Usage: bench/vmbench [OPTION]...
        bench/vmbench --scenario plug|peers|scaling [OPTION]...
        bench/vmbench --scenario regress REV_A REV_B [OPTION]...
+       bench/vmbench --scenario kernels A B [C...] [OPTION]...
+       bench/vmbench --scenario kernels A B --hunt [--budget S] [OPTION]...
        bench/vmbench --scenario hw-check [-o OUTDIR] [--budget S] [--allow-slow]
        bench/vmbench --analyze OUTDIR
        bench/vmbench --resume OUTDIR
@@ -52,10 +54,14 @@ markdown table; writes CSV, JSON and PNG plots to OUT.
 Configurations (-c, repeatable; the first one is the baseline):
   vmm[:OPT,...]    our VMM (build/vmm).  OPT: queues=N batch=on|off poll=US
                    backend=file|ram direct=auto|on|off bin=PATH name=LABEL
+                   kernel=PATH (a guest kernel of one's own, bzImage or
+                   vmlinux, instead of --kernel's) modules=DIR (its
+                   modules: `make modules_install INSTALL_MOD_PATH=DIR`;
+                   none needed when virtio_blk is built in)
   qemu[:OPT,...]   QEMU with KVM, virtio-blk-pci, same vCPUs, queues and
                    disks.  OPT: queues=N iothread=on|off
                    aio=io_uring|native|threads cache=auto|none|writeback
-                   name=LABEL
+                   kernel=PATH modules=DIR name=LABEL
   host[:name=L]    the host (or test host) itself: /usr/bin/fio, the same
                    job on the same backing file (the physical limit)
   direct=auto/cache=auto: O_DIRECT (cache=none) where the backing file's
@@ -87,7 +93,19 @@ Options:
       --where auto|host|testhost
                             where guests run (default: `vmm probe` decides)
       --title TEXT          title of the table and plots
+      --hunt                the counter-example hunt (seed 003) for the first
+                            two configurations: screen a seeded sample of
+                            settings (queues 1,2; vCPUs 1,2; disk file,
+                            ram; --queues, --cpus or backend= pin them)
+                            and of jobs in each (bs, iodepth, numjobs, rw)
+                            with 2 short repeats, then measure the 4 where
+                            B looked worst again on fresh runs (--repeats,
+                            at least 5) and report those with their
+                            intervals (OUT/screen, OUT/confirm, OUT/hunt.md)
+      --budget S            the hunt's time, about (default 3600)
       --analyze DIR         only redo the analysis of an earlier run
+      --baseline LABEL      with --analyze: compare with the configuration
+                            LABEL instead of the first (OUT/table-vs-LABEL.md)
       --resume DIR          run what an interrupted invocation left undone
                             (same plan, same directory), then analyse
   -h, --help
@@ -104,6 +122,13 @@ Scenarios (defaults; later options override them):
             tree's build/vmm), each built in a worktree under build/regress/;
             randread-4k randwrite-4k seq-read seq-write; lists every
             figure where B is significantly worse than A
+  kernels A B [C...]  guest kernels side by side, each [NAME=]PATH
+            [,modules=DIR]: a bzImage or vmlinux of one's own (its
+            release and sha256 recorded with every run; a kernel file
+            that changes during the plan stops it), under one -c
+            (default vmm) with the same disk, vCPUs and jobs (those of
+            regress); ratios to A, and every figure where a later kernel
+            is significantly worse than A
   hw-check  for a machine with hardware KVM: checks /dev/kvm and its speed
             (status 3 when it is not fast), builds what is missing, then
             peers and scaling (runtime 4, --guests 1-4) in time boxes that
@@ -140,7 +165,8 @@ CHOICES = {
     ("qemu", "cache"): ("auto", "none", "writeback"),
 }
 DEFAULTS = {"name": "", "queues": "", "batch": "", "poll": "", "backend": "file",
-            "direct": "auto", "bin": "", "iothread": "on", "aio": "io_uring", "cache": "auto"}
+            "direct": "auto", "bin": "", "iothread": "on", "aio": "io_uring", "cache": "auto",
+            "kernel": "", "modules": ""}
 
 
 def parse_config(spec):
@@ -156,6 +182,10 @@ def parse_config(spec):
             raise Error("configuration '%s': '%s' is not KEY=VALUE" % (spec, w))
         if k == "name" or (kind, k) in (("vmm", "bin"),):
             c[k] = v
+        elif k in ("kernel", "modules") and kind != "host":
+            if not v:
+                raise Error("configuration '%s': %s=PATH" % (spec, k))
+            c[k] = v
         elif k == "queues" and kind != "host":
             if not positive(v):
                 raise Error("configuration '%s': queues=%s" % (spec, v))
@@ -170,6 +200,8 @@ def parse_config(spec):
             c[k] = v
         else:
             raise Error("configuration '%s': unknown option '%s' for %s" % (spec, k, kind))
+    if c["modules"] and not c["kernel"]:
+        raise Error("configuration '%s': modules=DIR goes with kernel=PATH" % spec)
     c["label"] = c["name"] or label_of(c)
     if re.search(r"[\t,;\"]", c["label"]):
         raise Error("configuration label '%s': no tabs, commas, semicolons or quotes" % c["label"])
@@ -194,6 +226,8 @@ def label_of(c):
             words.append("%s=%s" % (k, c[k]))
     if c["bin"]:
         words.append(os.path.basename(os.path.dirname(os.path.dirname(c["bin"]))))
+    if c["kernel"]:
+        words.append("kernel=" + os.path.basename(c["kernel"]))
     return " ".join(words)
 
 
@@ -215,14 +249,15 @@ VALUED = {"-j": "jobs", "--job": "jobs", "--jobs": "jobs", "-r": "repeats",
           "--guests": "guests", "--cpus": "cpus", "--mem": "mem", "--disk-size": "disk",
           "--boot-timeout": "boot_timeout", "-o": "out", "--out": "out",
           "--where": "where", "--title": "title", "--seed": "seed",
-          "--budget": "budget", "--kernel": "kernel"}
+          "--budget": "budget", "--kernel": "kernel", "--baseline": "baseline"}
 
 
 def parse_args(argv):
     """The options as a dict (what was not given is None or empty)."""
     o = {v: None for v in VALUED.values()}
-    o.update(cfgs=[], sets=[], sweeps=[], scenario=None, regress=None,
-             analyze=None, resume=None, inner=None, help=False, allow_slow=False)
+    o.update(cfgs=[], sets=[], sweeps=[], scenario=None, regress=None, kernels=None,
+             analyze=None, resume=None, inner=None, help=False, allow_slow=False,
+             hunt=False, points=None)
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -230,8 +265,8 @@ def parse_args(argv):
             o["help"] = True
             i += 1
             continue
-        if a == "--allow-slow":
-            o["allow_slow"] = True
+        if a in ("--allow-slow", "--hunt"):
+            o[a[2:].replace("-", "_")] = True
             i += 1
             continue
         if i + 1 >= len(argv):
@@ -256,6 +291,16 @@ def parse_args(argv):
                     raise Error("--scenario regress REV_A REV_B")
                 o["regress"] = (argv[i + 2], argv[i + 3])
                 i += 2
+            elif v == "kernels":
+                # Every word up to the next option: a kernel, PATH or NAME=PATH.
+                ks = []
+                while i + 2 + len(ks) < len(argv) and not argv[i + 2 + len(ks)].startswith("-"):
+                    ks.append(argv[i + 2 + len(ks)])
+                if len(ks) < 2:
+                    raise Error("--scenario kernels A B [C...]: two kernels or more "
+                                "(each PATH or NAME=PATH)")
+                o["kernels"] = ks
+                i += len(ks)
         else:
             raise Error("unknown option '%s' (see --help)" % a)
         i += 2
@@ -272,6 +317,8 @@ SCENARIOS = {
     "scaling": {"cfgs": ["qemu", "vmm"], "jobs": "randread-4k", "guests": "1-4",
                 "queues": "1", "cpus": "1", "runtime": "3"},
     "regress": {"jobs": "randread-4k,randwrite-4k,seq-read,seq-write", "runtime": "3"},
+    "kernels": {"cfgs": ["vmm"], "jobs": "randread-4k,randwrite-4k,seq-read,seq-write",
+                "runtime": "3"},
 }
 
 
@@ -280,7 +327,8 @@ def apply_defaults(o):
     general ones.  Returns the fio overrides every job gets."""
     sc = o["scenario"]
     if sc is not None and sc not in SCENARIOS:
-        raise Error("unknown scenario '%s' (plug, peers, scaling, regress, hw-check)" % sc)
+        raise Error("unknown scenario '%s' (plug, peers, scaling, regress, kernels, "
+                    "hw-check)" % sc)
     d = SCENARIOS.get(sc, {})
     if not o["cfgs"]:
         o["cfgs"] = list(d.get("cfgs", ["qemu", "vmm"]))
@@ -343,6 +391,86 @@ def regress_name(rev):
     return "%s@%s" % (rev, git("rev-parse", "--short=8", rev + "^{commit}") or "?")
 
 
+# ---- kernels ----------------------------------------------------------------
+
+
+def kernel_specs(words):
+    """--scenario kernels' words ([NAME=]PATH[,modules=DIR]) as [(name,
+    path, modules)]: the name defaults to the file's name."""
+    out = []
+    for w in words:
+        w, _, more = w.partition(",")
+        modules = ""
+        if more:
+            if not more.startswith("modules=") or "," in more or more == "modules=":
+                raise Error("kernels: '%s': [NAME=]PATH[,modules=DIR]" % (w + "," + more))
+            modules = more[len("modules="):]
+        name, eq, path = w.partition("=")
+        if not eq or "/" in name:
+            name, path = os.path.basename(w), w
+        if not name or re.search(r"[\s,;\"=:]", name):
+            raise Error("kernels: bad name '%s' (NAME=PATH; no spaces, commas, "
+                        "semicolons, quotes, = or :)" % name)
+        if name in [n for n, _, _ in out]:
+            raise Error("kernels: two kernels named '%s' (NAME=PATH names them)" % name)
+        out.append((name, path, modules))
+    return out
+
+
+def kernel_configs(o):
+    """--scenario kernels: one configuration per kernel, each the one -c
+    (default vmm) with kernel=PATH and the kernel's name."""
+    if len(o["cfgs"]) > 1:
+        raise Error("kernels: at most one -c: the configuration every kernel runs "
+                    "under (default vmm)")
+    base = o["cfgs"][0] if o["cfgs"] else "vmm"
+    b = parse_config(base)
+    if b["kernel"] or b["name"] or b["kind"] == "host":
+        raise Error("kernels: -c %s: a vmm or qemu configuration without kernel= "
+                    "or name=" % base)
+    sep = "," if ":" in base else ":"
+    return ["%s%skernel=%s,name=%s%s" % (base, sep, path, name,
+                                         ",modules=" + mods if mods else "")
+            for name, path, mods in kernel_specs(o["kernels"])]
+
+
+def check_kernel(c):
+    """A configuration's kernel= (and modules=): a bzImage or vmlinux
+    that says its release (QEMU boots a vmlinux through its PVH note)."""
+    try:
+        fmt, rel = kernels.describe(c["kernel"])
+        if c["modules"]:
+            kernels.modules_dir(c["modules"], rel)
+    except kernels.KernelError as e:
+        raise Error(str(e))
+    return fmt, rel
+
+
+def copy_kernels(out, cfgs):
+    """Each configuration's own kernel, copied to OUT/kernels (as the
+    binaries are) with its sha256 and release in the plan, and the initrd
+    that carries its modules=.  Returns "label=release sha256" words."""
+    words = []
+    for i, c in enumerate(cfgs):
+        if not c["kernel"]:
+            continue
+        os.makedirs(os.path.join(out, "kernels"), exist_ok=True)
+        dst = os.path.join(out, "kernels", "c%d-%s" % (i, os.path.basename(c["kernel"])))
+        shutil.copy2(c["kernel"], dst)
+        # check() read the given file; the plan records the copy that runs.
+        fmt, rel = check_kernel(dict(c, kernel=dst))
+        c.update(kernel=dst, kernel_format=fmt, kernel_release=rel,
+                 kernel_sha256=kernels.sha256(dst))
+        if c["modules"]:
+            try:
+                c["initrd"] = kernels.make_initrd(
+                    c["modules"], rel, os.path.join(out, "kernels", "c%d-initrd.img" % i))
+            except kernels.KernelError as e:
+                raise Error(str(e))
+        words.append("%s=%s %s" % (c["label"], rel, c["kernel_sha256"][:12]))
+    return words
+
+
 # ---- the outer half ---------------------------------------------------------
 
 def sha12(path):
@@ -375,7 +503,8 @@ def check(o):
     for j in jobs:
         if j not in have:
             raise Error("no job guest/jobs/%s.fio (have: %s)" % (j, " ".join(have)))
-    points = fio_points(jobs, o["sweeps"])
+    # The hunt gives its own jobs (vmbench_hunt.sample_points).
+    points = o["points"] or fio_points(jobs, o["sweeps"])
     if o["where"] not in ("auto", "host", "testhost"):
         raise Error("--where must be auto, host or testhost")
     if o["seed"] is not None and not re.fullmatch(r"[0-9]+", o["seed"]):
@@ -386,6 +515,9 @@ def check(o):
     for spec in o["cfgs"] if given else ():
         parse_config(spec)
     reg = None
+    if o["scenario"] == "kernels":
+        o["cfgs"] = kernel_configs(o)
+        reg = tuple(n for n, _, _ in kernel_specs(o["kernels"]))
     if o["scenario"] == "regress":
         na, nb = (regress_name(r) for r in o["regress"])
         reg = ("A:" + na, "B:" + nb)
@@ -395,6 +527,10 @@ def check(o):
         if not given:
             o["cfgs"] = ["vmm:bin=%s,name=%s" % (ba, reg[0]), "vmm:bin=%s,name=%s" % (bb, reg[1])]
     cfgs = [parse_config(s) for s in o["cfgs"]]
+    if o.get("backend"):  # the hunt's disk setting, for our VMM's configurations
+        for c in cfgs:
+            if c["kind"] == "vmm":
+                c["backend"] = o["backend"]
     labels = [c["label"] for c in cfgs]
     for i, l in enumerate(labels):
         if l in labels[:i]:
@@ -403,6 +539,8 @@ def check(o):
         b = c["bin"] or paths.VMM_BIN
         if c["kind"] == "vmm" and not os.access(b, os.X_OK):
             raise Error("no VMM binary %s (make it first)" % b)
+        if c["kernel"]:
+            check_kernel(c)
     return cfgs, qlist, glist, points, sets, reg
 
 
@@ -447,7 +585,7 @@ def prepare(o, argv):
     if re.search(r"[\s,]", out):
         raise Error("output directory must not contain spaces or commas: %s" % out)
     os.makedirs(out, exist_ok=True)
-    for p in ("raw", "jobs", "bin", "plots", ".testhost"):
+    for p in ("raw", "jobs", "bin", "kernels", "plots", ".testhost"):
         shutil.rmtree(os.path.join(out, p), ignore_errors=True)
     for p in os.listdir(out):
         if p in ("runs.tsv", "meta.tsv", "points.tsv", "failures.tsv", "plan.json",
@@ -455,6 +593,7 @@ def prepare(o, argv):
             os.remove(os.path.join(out, p))
     write_jobs(out, points, sets)
     sums = copy_binaries(out, cfgs)
+    kwords = copy_kernels(out, cfgs)
     runtime = o["runtime"]
     plan_ = {"cfgs": cfgs, "qlist": qlist, "glist": glist,
              "points": [{"job": j, "params": ps} for j, ps in points],
@@ -497,21 +636,30 @@ def prepare(o, argv):
         ("order_seed", "%d (runs in a shuffled order within each repeat)" % seed)]
     if sums:
         meta.append(("vmm_sha256", " ".join(sums)))
-    kernel = paths.KERNELS[o["kernel"]]["bzImage"]
-    meta.append(("guest_sha256", "%s bzImage=%s initrd=%s" % (
-        o["kernel"], sha12(kernel), sha12(paths.INITRD))))
+    if kwords:
+        meta.append(("kernels", "; ".join(kwords)))
+    meta.append(("guest_sha256", guest_image(cfgs, o["kernel"])))
     try:
         with open(fio_ver) as f:
             meta.append(("guest_fio", f.read().strip()))
     except OSError:
         meta.append(("guest_fio", "unknown"))
     if reg:
-        meta.append(("regress", "%s\t%s" % reg))
+        meta.append(("regress", "\t".join(reg)))
     append_meta(out, *meta)
     return out, where
 
 
-def analyse(out):
+def guest_image(cfgs, kernel):
+    """meta's guest_sha256: --kernel's image and the initrd, or only the
+    initrd when every guest boots a kernel of its own (meta's kernels)."""
+    if all(c["kernel"] for c in cfgs if c["kind"] != "host"):
+        return "each configuration's own kernel, initrd=%s" % sha12(paths.INITRD)
+    return "%s bzImage=%s initrd=%s" % (kernel, sha12(paths.KERNELS[kernel]["bzImage"]),
+                                        sha12(paths.INITRD))
+
+
+def analyse(out, baseline=None):
     if not os.path.exists(os.path.join(out, "runs.tsv")):
         raise Error("%s holds no vmbench runs (no runs.tsv)" % out)
     from . import report
@@ -523,7 +671,7 @@ def analyse(out):
         for rep in range(1, p["repeats"] + 1):
             for g, q, c in run_order(p, rep):
                 planned.append((rep, g, run_queues(p, p["cfgs"][c], q), c, p["cfgs"][c]["label"]))
-    return report.analyse(out, planned)
+    return report.analyse(out, planned, baseline)
 
 
 def run_plan(out, where):
@@ -603,7 +751,7 @@ def main(argv):
             from . import vmbench_run
             return vmbench_run.inner(os.path.abspath(o["inner"]))
         if o["analyze"]:
-            return analyse(o["analyze"])
+            return analyse(o["analyze"], o["baseline"])
         if o["resume"]:
             return resume(o["resume"])
         if o["scenario"] == "hw-check":
@@ -611,6 +759,11 @@ def main(argv):
             return vmbench_hw.hw_check(o)
         if o["where"] is None:
             o["where"] = os.environ.get("VMBENCH_WHERE") or "auto"
+        if o["hunt"]:
+            from . import vmbench_hunt
+            if o["budget"] is not None and not positive(o["budget"]):
+                raise Error("--budget %s: seconds, a positive number" % o["budget"])
+            return vmbench_hunt.hunt(o, argv, prepare, run_plan)
         out, where = prepare(o, argv)
         return run_plan(out, where)
     except Error as e:

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from . import cmdlines, fiojson, guestrun, paths, testhost
+from . import cmdlines, fiojson, guestrun, kernels, paths, testhost
 from .vmbench_base import (append_meta, cpu_model, hms, mem_total_gib, rewrite_job,
                            run_order, run_queues, say, size_mb)
 
@@ -58,7 +58,10 @@ pt() {
 }
 '''
 READY = re.compile(r"^=== VMB READY (\S+) ===$")
-RUNS_HEAD = "run\trepeat\tcfg\tlabel\tkind\tqueues\tguests\tpoint\tguest\trc\tjson\tprobe_ns\tpos\n"
+RUNS_HEAD = ("run\trepeat\tcfg\tlabel\tkind\tqueues\tguests\tpoint\tguest\trc\tjson\tprobe_ns\tpos"
+             "\tkernel\n")
+# What guest/init says when the kernel has no virtio_blk at all.
+NO_VIRTIO_BLK = re.compile(r"guest: kernel \S+ has no virtio_blk")
 
 
 def guest_script(out, steps):
@@ -109,20 +112,23 @@ class Run:
         data = {"path": os.path.join(ctx.ddir, "data%d.img" % g), "queues": int(self.q),
                 "serial": "data"}
         mem = size_mb(p["mem"])
-        kernel = paths.KERNELS[p.get("kernel", "stock")]["bzImage"]
+        # A configuration's own kernel (kernel=PATH, copied into OUT) with
+        # the initrd that carries its modules, else --kernel's.
+        kernel = cfg.get("kernel") or paths.KERNELS[p.get("kernel", "stock")]["bzImage"]
+        initrd = cfg.get("initrd") or paths.INITRD
         if cfg["kind"] == "vmm":
             if cfg["backend"] == "ram":
                 data["path"] = "ram:" + p["disk"]
             else:
                 data["direct"] = cfg["direct"] == "on" or (cfg["direct"] == "auto" and ctx.direct)
             data["opts"] = ["%s=%s" % (k, cfg[k]) for k in ("batch", "poll") if cfg[k]]
-            return cmdlines.vmm_argv(kernel, paths.INITRD, cmdline, mem, p["cpus"],
+            return cmdlines.vmm_argv(kernel, initrd, cmdline, mem, p["cpus"],
                                      [control, data], cfg["bin"] or paths.VMM_BIN, verbose=False)
         cache = cfg["cache"] if cfg["cache"] != "auto" else ("none" if ctx.direct else "writeback")
         data["direct"] = cache == "none"
         data["iothread"] = cfg["iothread"] == "on"
         data["aio"] = cfg["aio"]
-        return cmdlines.qemu_argv(kernel, paths.INITRD, cmdline, mem, p["cpus"],
+        return cmdlines.qemu_argv(kernel, initrd, cmdline, mem, p["cpus"],
                                   [control, data])
 
 
@@ -133,6 +139,7 @@ class Guest:
     def __init__(self, argv, log, timeout):
         self.ready = set()
         self.error = None
+        self.said = None  # guest/init's line about a kernel without virtio_blk
         self.run = guestrun.GuestRun(argv, timeout=timeout, log_path=log, on_line=self._line)
         self.thread = threading.Thread(target=self._go, daemon=True)
         self.thread.start()
@@ -141,6 +148,8 @@ class Guest:
         m = READY.match(line)
         if m:
             self.ready.add(m.group(1))
+        elif NO_VIRTIO_BLK.search(line):
+            self.said = line.strip()
 
     def _go(self):
         try:
@@ -162,8 +171,9 @@ class Guest:
     def ended(self):
         if self.error:
             return "could not start (%s)" % self.error
-        return "ended (%s, exit status %s)" % (getattr(self.run, "outcome", "?"),
-                                              getattr(self.run, "rc", "?"))
+        return "ended (%s, exit status %s)%s" % (getattr(self.run, "outcome", "?"),
+                                                getattr(self.run, "rc", "?"),
+                                                ": " + self.said if self.said else "")
 
 
 LIVE = []  # the guests running now: stopped when the inner is stopped
@@ -328,9 +338,9 @@ def collect(run, info):
                     rc = "none"
                 if not (os.path.exists(js) and os.path.getsize(js)):
                     rc = "none"
-                f.write("%s\t%d\t%d\t%s\t%s\t%s\t%d\n" % (
+                f.write("%s\t%d\t%d\t%s\t%s\t%s\t%d\t%s\n" % (
                     "\t".join(info), k, g, rc, os.path.relpath(js, ctx.out),
-                    ctx.probe_ns, ctx.pos))
+                    ctx.probe_ns, ctx.pos, run.kernel))
 
 
 def probe_ns():
@@ -403,6 +413,7 @@ def one_run(ctx, ident, cfg, c, ng, qq, steps):
         t1 = time.time()
         ctx.probe_ns = probe_ns()
         run = Run(ctx, cfg, c, d, ng, qq, steps)
+        run.kernel = kernel_now(cfg)
         ok = host_run(run) if cfg["kind"] == "host" else guest_run(run)
         if not ok:
             why = "?"
@@ -417,6 +428,21 @@ def one_run(ctx, ident, cfg, c, ng, qq, steps):
                 continue
         say("    %s in %s" % ("done" if ok else "FAILED", hms(time.time() - t1)))
         return run
+
+
+def kernel_now(cfg):
+    """A configuration's own kernel, "RELEASE SHA256", checked against
+    the plan's before each run: a kernel file that changed between
+    repeats would mix two kernels in one figure, so the plan stops
+    (KernelError).  "-" for the standard kernels."""
+    if not cfg.get("kernel_sha256"):
+        return "-"
+    now = kernels.sha256(cfg["kernel"])
+    if now != cfg["kernel_sha256"]:
+        raise kernels.KernelError(
+            "%s: kernel %s changed since the plan was made (sha256 %s, now %s): refused"
+            % (cfg["label"], cfg["kernel"], cfg["kernel_sha256"][:12], now[:12]))
+    return "%s %s" % (cfg["kernel_release"], now)
 
 
 def inner(out):
@@ -466,7 +492,12 @@ def inner(out):
                 % (n, total, r, p["repeats"], cfg["label"], qq, g, np_, hms(el), left))
             ran += 1
             ctx.pos = pos
-            run = one_run(ctx, ident, cfg, c, g, qq, steps)
+            try:
+                run = one_run(ctx, ident, cfg, c, g, qq, steps)
+            except kernels.KernelError as e:
+                say("refused: %s" % e)
+                append_meta(out, ("refused", str(e)))
+                return 2
             collect(run, (ident, str(r), str(c), cfg["label"], cfg["kind"], qq, str(g)))
             ctx.heartbeat()
     append_meta(out, ("inner_seconds", int(time.time() - start)))
