@@ -1,0 +1,31 @@
+set terminal pngcairo size 960,600 noenhanced font 'sans,10'
+set output "/work/main/bench/results/2026-12-06/hunt-noplug-s33/screen/plots/iops-vs-bs-randread-4k-read.png"
+set title "vmbench kernels: randread-4k (read)\nmean of 2 runs per point (of 2 planned), error bars ±1 sd; guests ran on: testhost"
+set xlabel "block size"
+set ylabel "IOPS"
+set datafile missing '?'
+set datafile separator '\t'
+set grid ytics
+set key outside right top
+set yrange [0:*]
+set offsets 0.25, 0.25, 0, 0
+set format y '%.0f'
+set logscale y
+set yrange [*:*]
+set format y '%.0s%c'
+set ylabel "IOPS, log scale"
+set bars 2
+set pointsize 1.2
+plot "/work/main/bench/results/2026-12-06/hunt-noplug-s33/screen/plots/iops-vs-bs-randread-4k-read.dat" using 0:(NaN):xtic(1) notitle, \
+     '' using ($0-0.330):2:3 with yerrorlines lw 2 pt 5 title "stock iodepth=16 numjobs=1 rw=randrw", \
+     '' using ($0-0.270):4:5 with yerrorlines lw 2 pt 6 title "stock iodepth=4 numjobs=1 rw=randread", \
+     '' using ($0-0.210):6:7 with yerrorlines lw 2 pt 7 title "stock iodepth=4 numjobs=2 rw=randread", \
+     '' using ($0-0.150):8:9 with yerrorlines lw 2 pt 8 title "stock iodepth=64 numjobs=1 rw=randrw", \
+     '' using ($0-0.090):10:11 with yerrorlines lw 2 pt 9 title "stock iodepth=64 numjobs=2 rw=read", \
+     '' using ($0-0.030):12:13 with yerrorlines lw 2 pt 10 title "stock iodepth=64 numjobs=4 rw=randread", \
+     '' using ($0+0.030):14:15 with yerrorlines lw 2 pt 11 title "noplug iodepth=16 numjobs=1 rw=randrw", \
+     '' using ($0+0.090):16:17 with yerrorlines lw 2 pt 12 title "noplug iodepth=4 numjobs=1 rw=randread", \
+     '' using ($0+0.150):18:19 with yerrorlines lw 2 pt 13 title "noplug iodepth=4 numjobs=2 rw=randread", \
+     '' using ($0+0.210):20:21 with yerrorlines lw 2 pt 14 title "noplug iodepth=64 numjobs=1 rw=randrw", \
+     '' using ($0+0.270):22:23 with yerrorlines lw 2 pt 15 title "noplug iodepth=64 numjobs=2 rw=read", \
+     '' using ($0+0.330):24:25 with yerrorlines lw 2 pt 16 title "noplug iodepth=64 numjobs=4 rw=randread"
