@@ -74,7 +74,10 @@ def scan(root=ROOT):
                 data = json.load(f)
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict) and "points" in data and "devbench" in data.get("command", ""):
+        # Only invocations beside the host's fio answer the devbench
+        # question (a --no-fio run compares builds or settings instead).
+        if isinstance(data, dict) and "devbench" in data.get("command", "") and \
+                any(p.get("ratio_iops") for p in data.get("points", [])):
             bench.setdefault(os.path.dirname(path), []).append(data)
     for d, invocations in bench.items():
         found.append({"dir": d, "kind": "devbench", "name": os.path.relpath(d, root),

@@ -93,6 +93,14 @@ def test_devbench_ratios(tmp_path):
             "machine": {"nproc": 2, "cpu": "c", "kernel": "k"},
             "points": [{"name": "ram-x", "ok": True, "iops": 100.0 * ratio,
                         "baseline": "fio-y", "ratio_iops": ratio}]}))
+    # A newer devbench run without the host's fio (--no-fio: two settings
+    # compared) does not answer this question and is passed over.
+    n = tmp_path / "devbench-nofio"
+    n.mkdir()
+    (n / "on-1.json").write_text(json.dumps({
+        "command": "build/bench/devbench --no-fio --limit --json on-1.json",
+        "date": "2026-12-09T00:00:00Z", "machine": {"nproc": 2},
+        "points": [{"name": "ram-x", "ok": True, "iops": 50.0}]}))
     text = "\n".join(standing.devbench_section(standing.scan(str(tmp_path))))
     assert "| ram-x | 200 | fio-y | **1.99x (1.55-2.56)** significantly higher | 3 |" in text
     assert "| 3 |" in text and "2026-12-03 00:00 UTC" in text
