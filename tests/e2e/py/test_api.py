@@ -1,7 +1,9 @@
 """The control socket with a real guest (`vmm run --api`, `vmm ctl`).
 
 One guest on a file disk: `stats` read while fio runs moves, and at the
-end matches the guest's own counts in /proc/diskstats exactly; `resize`
+end matches the guest's own counts in /proc/diskstats exactly, with
+bad clients (garbage, an overlong line, a request cut off) served their
+errors meanwhile; `resize`
 is seen by the guest (/sys/block/vda/size), whose fio then writes and
 verifies the new space; `pause` with fio running leaves the file
 unchanged while it is copied, and after `resume` fio's verify passes.
@@ -18,6 +20,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -38,6 +41,49 @@ def ctl(sock, *args):
 
 def disk_total(sock, name="vda"):
     return ctl(sock, "stats", name)["disks"][0]["total"]
+
+
+def bad_clients(sock):
+    """The clients the socket must survive, while the guest's fio runs:
+    garbage, a line over the limit (an error, then the connection
+    closes), a request cut off by its client, and then a good one on a
+    new connection.  Returns what went wrong ([] if nothing)."""
+    def talk(data, keep_open=True):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.settimeout(30)
+        c.connect(sock)
+        c.sendall(data)
+        if not keep_open:
+            c.close()
+            return None, None
+        answer = b""
+        while not answer.endswith(b"\n"):
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        rest = None
+        if b"longer than" in answer:
+            # Closed: an end of file, or a reset (a UNIX socket closed
+            # with the rest of the line unread resets its peer).
+            try:
+                rest = c.recv(1)
+            except ConnectionResetError:
+                rest = b""
+        c.close()
+        return answer.decode(errors="replace"), rest
+    wrong = []
+    a, _ = talk(b"garbage\n")
+    if "ParseError" not in a:
+        wrong.append("garbage answered %r" % a)
+    a, rest = talk(b" " * 5000 + b"\n")
+    if "longer than 4096" not in a or rest != b"":
+        wrong.append("a long line answered %r, then %r" % (a, rest))
+    talk(b'{"execute": "qu', keep_open=False)
+    a, _ = talk(b'{"execute": "info"}\n')
+    if '"return"' not in a:
+        wrong.append("info after the bad clients answered %r" % a)
+    return wrong
 
 
 def wait_step(name):
@@ -141,13 +187,18 @@ def test_stats_resize_pause(tmp_path):
     during = []
     sock_path = str(tmp_path / "api.sock")
 
+    bad = []
+
     def watch():
         start.wait()
         while not (done.is_set() or stop.is_set()):
             try:
                 during.append(disk_total(sock_path)["completed"])
-            except Exception:  # the socket ended with the VMM
-                pass
+                if len(during) == 2 and not done.is_set():
+                    bad.append(bad_clients(sock_path))
+            except Exception as e:  # the socket ended with the VMM
+                if len(during) == 2 and not bad:
+                    bad.append(["bad clients: %r" % e])
             stop.wait(0.2)
 
     def on_line(line, sock):
@@ -185,6 +236,9 @@ def test_stats_resize_pause(tmp_path):
     assert field(g, "FIO-DONE") == ["rc=0"], g.tail()
     # Read while fio ran: the count moved between samples.
     assert len(set(during)) >= 2, "stats did not move while fio ran: %s" % during
+    # The bad clients came while fio ran, and changed nothing for the
+    # guest (its fio passed, and the counts below agree exactly).
+    assert bad == [[]], "bad clients: %s" % bad
     # At the end, the guest's counts and the device's agree exactly.
     reads, rsect, writes, wsect, flushes = [int(x) for x in field(g, "DISKSTATS")]
     s = state["stats"]
