@@ -5,6 +5,7 @@
 #   make SAN=address,undefined check    sanitizers (own build directory)
 #   make SAN=thread check
 #   make fuzz FUZZ_SECONDS=600          libFuzzer runs (clang)
+#   make fuzz-smoke                     each target 20 s from the corpus
 #   make ARCH=arm64                     the arm64 VMM, cross-built and
 #                                       static: build/arm64/vmm
 #
@@ -83,11 +84,14 @@ TEST_SUP_OBJ := $(TEST_SUPPORT:%.c=$(O)/%.o)
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY  := $(FUZZ_SRC:tests/fuzz/%.c=$(O)/fuzz-replay/%)
 FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 20
+# The clang builds of the fuzz targets (tests/fuzz/run.sh), apart.
+FUZZ_OUT     := $(O)/fuzz
 
 BENCH_BIN := $(O)/bench/devbench
 TOOLS     := $(O)/tests/no-uring
 
-.PHONY: all check test e2e-arm64 unit fuzz-replay fuzz deps guest guest-kernel e2e run devbench bench bench-smoke clean
+.PHONY: all check test e2e-arm64 unit fuzz-replay fuzz fuzz-smoke deps guest guest-kernel e2e run devbench bench bench-smoke clean
 ifeq ($(CROSS_STATIC),)
 all: $(O)/libcore.a $(O)/vmm $(TEST_BIN) $(BENCH_BIN) $(TOOLS)
 else
@@ -178,7 +182,13 @@ endif
 	@tests/run-unit.sh $(TEST_BIN) $(FUZZ_REPLAY:%=replay:%)
 
 fuzz:
-	tests/fuzz/run.sh $(FUZZ_SECONDS)
+	FUZZ_OUT=$(FUZZ_OUT) tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# Every libFuzzer target built with clang and run a short while from the
+# committed corpus (which it leaves as it is): a fuzz build that broke,
+# or an input of the corpus that crashes, fails.
+fuzz-smoke:
+	FUZZ_OUT=$(FUZZ_OUT) FUZZ_SMOKE=1 tests/fuzz/run.sh $(FUZZ_SMOKE_SECONDS)
 
 deps:
 	@tests/deps.sh
@@ -187,6 +197,7 @@ deps:
 # is needed compiles to the same x86 code, and only TSan sees it.
 test: deps
 	$(MAKE) check
+	$(MAKE) fuzz-smoke
 	$(MAKE) SAN=address,undefined check
 	$(MAKE) SAN=thread check
 	$(MAKE) e2e ARM64_E2E_CASES="$(ARM64_QUICK)"
