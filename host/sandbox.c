@@ -10,6 +10,8 @@
 #include "host/sandbox.h"
 
 #include <errno.h>
+#include <json-c/json.h>
+#include <malloc.h>
 #include <linux/filter.h>
 #include <linux/io_uring.h>
 #include <linux/kvm.h>
@@ -24,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -292,11 +295,33 @@ static int compile(enum sandbox_kind k)
 	return r;
 }
 
+/* Libraries that set themselves up on first use, with system calls no
+ * filter allows, are set up here, before any filter:
+ * - glibc sizes its pool of malloc arenas, once a thread's first malloc
+ *   finds more than glibc.malloc.arena_test of them, from
+ *   /sys/devices/system/cpu/online (glibc 2.36): its own default limit
+ *   (8 per CPU on 64-bit) is set here, so it never reads the file;
+ * - json-c seeds its hash (getrandom, else /dev/urandom) on the first
+ *   key it hashes: the control socket's first command. */
+static void sandbox_prepare_libraries(void)
+{
+	struct json_object *o;
+	int cpus = get_nprocs();
+
+	mallopt(M_ARENA_MAX, 8 * (cpus > 0 ? cpus : 1));
+	o = json_object_new_object();
+	if (o) {
+		json_object_object_add(o, "seed", NULL);
+		json_object_put(o);
+	}
+}
+
 int sandbox_init(void (*on_stop)(void), char *msg, unsigned int msglen)
 {
 	struct sigaction sa;
 	int r;
 
+	sandbox_prepare_libraries();
 	for (int nr = 0; nr < MAX_NR; nr++)
 		call_names[nr] =
 			seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
