@@ -33,6 +33,7 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <linux/loop.h>
 #include <linux/magic.h>
 #include <math.h>
 #include <poll.h>
@@ -43,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -68,8 +70,11 @@ extern char **environ;
 
 /* ---- options ------------------------------------------------------------ */
 
-enum be { BE_TMPFS, BE_DISK, BE_RAM, BE_N };
-static const char *const be_name[BE_N] = { "tmpfs", "disk", "ram" };
+/* loop: a loop device with direct I/O over a file on tmpfs, opened with
+ * O_DIRECT: a block device the device reaches through io_uring, as a
+ * user's NVMe would be (the files on tmpfs are served synchronously). */
+enum be { BE_TMPFS, BE_DISK, BE_LOOP, BE_RAM, BE_N };
+static const char *const be_name[BE_N] = { "tmpfs", "disk", "loop", "ram" };
 
 static struct {
 	double seconds, warmup;
@@ -91,7 +96,9 @@ static struct {
 	.disk_dir = "/var/tmp",
 };
 
-static char path_of[BE_N][512]; /* backing files (tmpfs, disk) */
+static char path_of[BE_N][512]; /* what the device opens */
+static char file_of[BE_N][512]; /* files created (the loop's backing) */
+static int loop_fd = -1;        /* held open: the loop detaches on close */
 
 /* ---- one measured point --------------------------------------------------- */
 
@@ -119,10 +126,14 @@ struct point {
 	int base_alt; /* RAM rows: fio io_uring on tmpfs, same depth */
 };
 
-enum fio_kind { FIO_URING_TMPFS, FIO_URING_DISK, FIO_PSYNC_TMPFS };
+enum fio_kind { FIO_URING_TMPFS, FIO_URING_DISK, FIO_URING_LOOP,
+		FIO_PSYNC_TMPFS };
 static const char *const fio_kind_name[] = { "fio-uring-tmpfs",
 					     "fio-uring-disk",
+					     "fio-uring-loop",
 					     "fio-psync-tmpfs" };
+/* The backing each fio baseline runs on. */
+static const enum be fio_kind_be[] = { BE_TMPFS, BE_DISK, BE_LOOP, BE_TMPFS };
 
 struct baseline {
 	enum fio_kind kind;
@@ -389,7 +400,7 @@ static int dut_get(enum be be, bool batch, bool raw, struct dut **out)
 	}
 	o.path = be == BE_RAM ? NULL : path_of[be];
 	o.ram_size = opt.size;
-	o.direct = be == BE_DISK;
+	o.direct = be == BE_DISK || be == BE_LOOP;
 	o.batch = batch;
 	o.latency = opt.latency;
 	if (opt.limit) { /* far above any rate here: the limited path's cost */
@@ -672,8 +683,7 @@ static void fio_cmd(struct baseline *b, char *out_path, char **argv,
 		    char args[][700], unsigned int max)
 {
 	bool uring = b->kind != FIO_PSYNC_TMPFS;
-	const char *file = path_of[b->kind == FIO_URING_DISK ? BE_DISK
-							      : BE_TMPFS];
+	const char *file = path_of[fio_kind_be[b->kind]];
 	unsigned int n = 0;
 	size_t len = 0;
 
@@ -687,7 +697,7 @@ static void fio_cmd(struct baseline *b, char *out_path, char **argv,
 	ARG("--bs=%u", BS);
 	ARG("--iodepth=%u", uring ? b->qd : 1);
 	ARG("--numjobs=%u", b->nq);
-	ARG("--direct=%d", b->kind == FIO_URING_DISK);
+	ARG("--direct=%d", fio_kind_be[b->kind] != BE_TMPFS);
 	ARG("--thread");
 	ARG("--group_reporting");
 	ARG("--time_based");
@@ -892,6 +902,7 @@ static void add_point(enum be be, bool w, unsigned int qd, unsigned int nq,
 	if (!opt.no_fio) {
 		p->base = base_get(be == BE_TMPFS  ? FIO_URING_TMPFS
 				   : be == BE_DISK ? FIO_URING_DISK
+				   : be == BE_LOOP ? FIO_URING_LOOP
 						   : FIO_PSYNC_TMPFS,
 				   w, qd, nq);
 		if (be == BE_RAM)
@@ -918,9 +929,12 @@ static void build_matrix(void)
 
 static void cleanup_files(void)
 {
+	if (loop_fd >= 0)
+		close(loop_fd);
+	loop_fd = -1;
 	for (unsigned int i = 0; i < BE_N; i++)
-		if (path_of[i][0])
-			unlink(path_of[i]);
+		if (file_of[i][0])
+			unlink(file_of[i]);
 }
 
 static void on_signal(int sig)
@@ -960,6 +974,42 @@ out:
 	return ret;
 }
 
+/* Attach path to a free loop device with direct I/O (LOOP_CONFIGURE,
+ * Linux 5.8; as `losetup --direct-io=on`); its name goes to dev.  The
+ * device detaches itself when loop_fd, its last user, is closed. */
+static int loop_attach(const char *path, char *dev, size_t len)
+{
+	struct loop_config c = { 0 };
+	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	int n = ctl < 0 ? -1 : ioctl(ctl, LOOP_CTL_GET_FREE);
+	int e = errno;
+
+	if (ctl >= 0)
+		close(ctl);
+	c.fd = (unsigned int)open(path, O_RDWR | O_CLOEXEC);
+	if (n >= 0 && (int)c.fd >= 0) {
+		snprintf(dev, len, "/dev/loop%d", n);
+		loop_fd = open(dev, O_RDWR | O_CLOEXEC);
+		c.block_size = 512;
+		c.info.lo_flags = LO_FLAGS_DIRECT_IO | LO_FLAGS_AUTOCLEAR;
+		if (loop_fd < 0 || ioctl(loop_fd, LOOP_CONFIGURE, &c))
+			n = -1;
+		e = errno;
+	}
+	if ((int)c.fd >= 0)
+		close((int)c.fd);
+	if (n >= 0)
+		return 0;
+	fprintf(stderr, "devbench: no loop device with direct I/O over %s "
+		"(%s; the loop rows need root and the loop module: leave "
+		"them out with --filter)\n", path, strerror(e));
+	if (loop_fd >= 0)
+		close(loop_fd);
+	loop_fd = -1;
+	dev[0] = '\0';
+	return -e;
+}
+
 static int make_files(void)
 {
 	bool need[BE_N] = { false };
@@ -968,10 +1018,9 @@ static int make_files(void)
 	for (unsigned int i = 0; i < npoints; i++)
 		need[points[i].be] = true;
 	for (unsigned int i = 0; i < nbases; i++)
-		need[bases[i].kind == FIO_URING_DISK ? BE_DISK : BE_TMPFS] =
-			true;
+		need[fio_kind_be[bases[i].kind]] = true;
 	for (unsigned int be = 0; be < BE_RAM; be++) {
-		const char *dir = be == BE_TMPFS ? opt.tmpfs_dir : opt.disk_dir;
+		const char *dir = be == BE_DISK ? opt.disk_dir : opt.tmpfs_dir;
 
 		if (!need[be])
 			continue;
@@ -979,14 +1028,18 @@ static int make_files(void)
 		    (statfs(dir, &sf) || sf.f_type != TMPFS_MAGIC))
 			fprintf(stderr, "devbench: warning: %s is not tmpfs\n",
 				dir);
-		snprintf(path_of[be], sizeof(path_of[be]),
+		snprintf(file_of[be], sizeof(file_of[be]),
 			 "%s/devbench.%d.%s.img", dir, (int)getpid(),
 			 be_name[be]);
-		if (prealloc(path_of[be], opt.size)) {
+		if (prealloc(file_of[be], opt.size)) {
 			fprintf(stderr, "devbench: cannot create %s\n",
-				path_of[be]);
+				file_of[be]);
 			return -EIO;
 		}
+		memcpy(path_of[be], file_of[be], sizeof(path_of[be]));
+		if (be == BE_LOOP && loop_attach(file_of[be], path_of[be],
+						 sizeof(path_of[be])))
+			return -EIO;
 	}
 	return 0;
 }
@@ -1191,10 +1244,12 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: devbench [options]\n"
 "  4 KiB random read/write at queue depth 1, 32, 128 with 1 and 2 queues\n"
-"  on three backends (file on tmpfs, file on disk with O_DIRECT, RAM disk),\n"
-"  batch off, batch on and raw; the host's own fio on the same file is the baseline:\n"
-"  io_uring, same depth, numjobs = queues (direct=1 on disk, direct=0 on\n"
-"  tmpfs, which has no O_DIRECT); RAM rows: fio psync on a tmpfs file.\n"
+"  on four backends (file on tmpfs, file on disk with O_DIRECT, a loop\n"
+"  device with direct I/O over a tmpfs file opened with O_DIRECT (root),\n"
+"  RAM disk), batch off, batch on and raw; the host's own fio on the same\n"
+"  file or device is the baseline: io_uring, same depth, numjobs = queues\n"
+"  (direct=1 on disk and loop, direct=0 on tmpfs, which has no O_DIRECT);\n"
+"  RAM rows: fio psync on a tmpfs file.\n"
 "  --quick          a short subset (tmpfs and RAM, randread QD32 1 queue)\n"
 "  --seconds N      measured seconds per point (default 1; quick 0.5)\n"
 "  --warmup N       seconds before measuring (default 0.25; quick 0.1)\n"
