@@ -170,6 +170,18 @@ static int blk_opt_set(enum blk_opt which, const char *v, struct blk_opts *o,
 	return -EINVAL;
 }
 
+/* "bad disk option 'OPT'", with the limit where there is one. */
+static int blk_opt_bad(char *msg, unsigned int msglen, enum blk_opt which,
+		       const char *opt)
+{
+	if (msg && which == OPT_QUEUES)
+		snprintf(msg, msglen, "bad disk option '%s' (queues: 1 to %d)",
+			 opt, BLK_MAX_QUEUES);
+	else if (msg)
+		snprintf(msg, msglen, "bad disk option '%s'", opt);
+	return -EINVAL;
+}
+
 int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 		   unsigned int msglen)
 {
@@ -199,7 +211,7 @@ int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,
 					   opt);
 		if (which == OPT_COUNT ||
 		    blk_opt_set(which, v ? v + 1 : NULL, o, ram))
-			return blk_opt_err(msg, msglen, "bad disk option", opt);
+			return blk_opt_bad(msg, msglen, which, opt);
 		seen |= 1u << which;
 	}
 	return 0;

@@ -179,6 +179,8 @@ static void test_refused_options(void **state)
 	(void)state;
 	expect_refused("a,queues=0", "queues=0");
 	expect_refused("a,queues=17", "queues=17");
+	/* The limit is said, not only the culprit. */
+	expect_refused("a,queues=17", "1 to 16");
 	expect_refused("a,queues=x", "queues=x");
 	expect_refused("a,queues=", NULL);
 	expect_refused("a,queues", NULL);
