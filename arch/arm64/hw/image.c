@@ -89,11 +89,15 @@ int arm64_boot_layout(const struct arm64_image *im, uint64_t ram_base,
 		      uint64_t ram_size, uint64_t initrd_size,
 		      struct arm64_boot *b, char *msg, size_t msglen)
 {
-	uint64_t top = ram_base + ram_size, window;
+	uint64_t top = ram_base + ram_size, window, end;
 
 	memset(b, 0, sizeof(*b));
 	b->kernel = ram_base + im->text_offset;
-	b->kernel_end = (b->kernel + im->image_size + PAGE - 1) & ~(PAGE - 1);
+	/* image_size is the file's word: one near 2^64 must not wrap. */
+	if (__builtin_add_overflow(b->kernel, im->image_size, &end) ||
+	    __builtin_add_overflow(end, PAGE - 1, &end))
+		goto small;
+	b->kernel_end = end & ~(PAGE - 1);
 	/* The initrd must share a 1 GiB-aligned 32 GiB window with the
 	 * kernel; the tree goes with it. */
 	window = (b->kernel & ~((1ull << 30) - 1)) + WINDOW;

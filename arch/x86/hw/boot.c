@@ -55,7 +55,7 @@ static int boot_parse_elf(const uint8_t *img, size_t size,
 	if (e->e_type != ET_EXEC)
 		return bad_elf(msg, msglen, "not an executable");
 	if (e->e_phentsize != sizeof(Elf64_Phdr) || !e->e_phnum ||
-	    e->e_phoff > size ||
+	    e->e_phoff % _Alignof(Elf64_Phdr) || e->e_phoff > size ||
 	    (size - e->e_phoff) / sizeof(Elf64_Phdr) < e->e_phnum)
 		return bad_elf(msg, msglen, "bad program headers");
 	memset(k, 0, sizeof(*k));
