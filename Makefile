@@ -151,9 +151,12 @@ $(O)/tests/test_fiojson: LDLIBS += $(JSONC_LIBS)
 
 # The fuzz targets built by the normal compiler with a main() that replays
 # the corpus, so `make check` runs every saved input.
-$(O)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(TEST_SUP_OBJ) $(O)/libcore.a
+# Both machines' models are fuzzed on this host: the arm64 ones (the
+# Image loader, the device tree, ECAM) are linked in from their objects.
+FUZZ_ARM64_OBJ := $(if $(filter x86,$(ARCH)),$(ARM64_HW_OBJ))
+$(O)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(TEST_SUP_OBJ) $(FUZZ_ARM64_OBJ) $(O)/libcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lfdt
 
 ifeq ($(CROSS_STATIC),)
 unit: $(TEST_BIN)

@@ -570,6 +570,21 @@ bool blk_dev_paused(const struct blk_dev *d)
 	return d->paused;
 }
 
+void blk_dev_set_sync(struct blk_dev *d)
+{
+	for (unsigned int i = 0; i < BLK_MAX_QUEUES; i++)
+		d->q[i].sync = true;
+}
+
+unsigned int blk_dev_serve(struct blk_dev *d)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < d->running; i++)
+		n += blk_queue_serve(&d->q[i]);
+	return n;
+}
+
 int blk_dev_resize(struct blk_dev *d, uint64_t bytes, bool shrink,
 		   char *msg, unsigned int msglen)
 {

@@ -158,4 +158,11 @@ bool blk_dev_paused(const struct blk_dev *d);
 int blk_dev_resize(struct blk_dev *d, uint64_t bytes, bool shrink,
 		   char *msg, unsigned int msglen);
 
+/* For a test that drives the device from one thread (the fuzz target
+ * tests/fuzz/fuzz_device.c): before the first activate, make the disk's
+ * queues served only by blk_dev_serve() on the caller's thread, their
+ * iothreads left idle.  blk_dev_serve() returns requests handled. */
+void blk_dev_set_sync(struct blk_dev *d);
+unsigned int blk_dev_serve(struct blk_dev *d);
+
 #endif

@@ -647,6 +647,12 @@ int blk_queue_start(struct blk_queue *q)
 	int ret;
 
 	q->reset_sent = false;
+	if (q->sync) {
+		ret = q->ops->queue_open(q->backend, q->vq.size,
+					 q->write_through, &q->bq);
+		q->started = !ret;
+		return ret;
+	}
 	pthread_mutex_lock(&q->lock);
 	blk_queue_set_state(q, BLK_Q_STARTING);
 	while (q->state == BLK_Q_STARTING)
@@ -663,6 +669,13 @@ void blk_queue_stop(struct blk_queue *q)
 {
 	if (!q->started)
 		return;
+	if (q->sync) {
+		blk_queue_drain_inflight(q);
+		q->ops->queue_close(q->bq);
+		q->bq = NULL;
+		q->started = false;
+		return;
+	}
 	__atomic_store_n(&q->stopping, true, __ATOMIC_RELAXED);
 	blk_fd_signal(q->stop_fd);
 	pthread_mutex_lock(&q->lock);
@@ -672,4 +685,19 @@ void blk_queue_stop(struct blk_queue *q)
 	blk_fd_clear(q->stop_fd);
 	q->stopping = false;
 	q->started = false;
+}
+
+unsigned int blk_queue_serve(struct blk_queue *q)
+{
+	unsigned int n, total = 0;
+
+	if (!q->sync || !q->started)
+		return 0;
+	do {
+		n = blk_queue_drain(q);
+		n += blk_queue_reap(q);
+		blk_queue_flush_used(q);
+		total += n;
+	} while (n && !q->gated);
+	return total;
 }

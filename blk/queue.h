@@ -83,6 +83,7 @@ struct blk_queue {
 	pid_t tid;                /* the thread's, once it runs (atomic) */
 	bool set_up;              /* rings and buffers ready (between start and stop) */
 	bool started;             /* its iothread serves the ring */
+	bool sync;                /* no iothread: blk_queue_serve (tests) */
 	bool stopping;            /* set by blk_queue_stop, read by the thread */
 	int start_err;            /* from the thread's queue_open */
 	pthread_mutex_t lock;     /* the state handshake and parked */
@@ -100,5 +101,11 @@ int blk_queue_start(struct blk_queue *q);
 /* Stop it: wake, drain in-flight I/O, close the backend queue; the
  * thread stays, idle. */
 void blk_queue_stop(struct blk_queue *q);
+/* With q->sync set (blk_dev_set_sync), start and stop open and close the
+ * backend queue on the caller's thread and wake no iothread; this serves
+ * what the ring has available, on the caller's thread, as passes of the
+ * iothread's loop would, until one makes no progress.  Returns requests
+ * handled and completions reaped. */
+unsigned int blk_queue_serve(struct blk_queue *q);
 
 #endif

@@ -165,15 +165,19 @@ def dev_op(kind, nseg=1, indirect=False, sync=False, sector=0, lencode=1,
     return out
 
 
+def dev_tr(t, rest=b''):
+    return bytes([7, t]) + rest
+
+
 def device_seeds():
     # kinds: 0 IN, 1 OUT, 2 FLUSH, 3 GET_ID, 4 DISCARD, 5 WRITE_ZEROES,
-    # 6 unknown, 7 IN
+    # 6 unknown, 7 a transport operation (dev_tr)
     seg = struct.pack('<QII', 2, 4, 0)
     ops = (dev_op(1, 2, sector=4, lencode=2) + dev_op(0, 2, sector=4,
                                                       lencode=2) +
            dev_op(2, 0, sync=True) + dev_op(3, 1, lencode=20 << 2) +
            dev_op(4, 1, True, seg=seg) + dev_op(5, 1, seg=seg, sync=True) +
-           dev_op(6, 1, indirect=True) + dev_op(7, 3, True, lencode=1))
+           dev_op(6, 1, indirect=True) + dev_op(0, 3, True, lencode=1))
     put('device-valid', 'device', bytes([0x1e]) + ops)
     put('device-batch', 'device', bytes([0x3d]) + ops)
     bad = (dev_op(1, 1, sector=1, lencode=1, mut=(0, 0xffffffff)) +
@@ -190,10 +194,170 @@ def device_seeds():
     # a read whose buffer a mutation moved: the device writes wherever
     # the guest said (fuzzing found the harness had to keep it off the
     # rings); size 8, no EVENT_IDX
-    dma = dev_op(7, 3, True, sync=True, sector=1, lencode=6, mut=(0x1e, 1))
+    dma = dev_op(0, 3, True, sync=True, sector=1, lencode=6, mut=(0x1e, 1))
     put('device-dma-mutation', 'device', bytes([0x11]) + dma)
+    # the transport: both queues and MSI-X, requests on each, a kick
+    # through the I/O BAR, Bus Master Enable off and on, a reset in the
+    # middle and the device set up again, registers read
+    tr = (ops + dev_tr(1) + ops + dev_tr(2) + dev_tr(4) + dev_tr(3) +
+          dev_op(1, 1, sync=True) + dev_tr(0) + ops +
+          dev_tr(7, bytes([0x10]) + struct.pack('<I', 1)) +
+          dev_op(0, 1, sync=True))
+    put('device-transport', 'device', bytes([0xde]) + tr)
+    put('device-transport-intx', 'device', bytes([0x5e]) + tr)
+    # raw register writes: queue_enable off, status 0 from the BAR, the
+    # command register, a notify of a queue that does not exist
+    raw = (ops + dev_tr(5 | 1 << 3, struct.pack('<HQ', 0x1c, 0)) +
+           dev_op(0, 1, sync=True) +
+           dev_tr(5, struct.pack('<HQ', 0x14, 0)) +
+           dev_tr(6, bytes([4]) + struct.pack('<I', 0)) +
+           dev_tr(5 | 1 << 3, struct.pack('<HQ', 0x3000 + 4 * 9, 9)))
+    put('device-raw', 'device', bytes([0xde]) + raw)
+
+
+# ---- api ------------------------------------------------------------------
+
+def api_seeds():
+    def x(cmd, **args):
+        import json
+        o = {'execute': cmd}
+        if args:
+            o['arguments'] = args
+        return json.dumps(o, separators=(',', ':')).encode()
+    put('api-info-stats', 'api', b'\n'.join([
+        x('info'), x('stats'), x('stats', disk='vdb', reset=True),
+        x('latency', on=True), x('stats', disk=1), x('latency', on=False)]))
+    put('api-resize', 'api', b'\n'.join([
+        x('resize', disk='vda', size=2 << 20),
+        x('resize', disk='vda', size=512 << 10, shrink=True),
+        x('resize', disk='vdb', size=4096), x('info')]))
+    put('api-limit', 'api', b'\n'.join([
+        x('limit', disk='vda', iops=1000, bw=1 << 20, burst=20),
+        x('limit', disk='vdb', bw=4096), x('info'),
+        x('limit', disk='vda', off=True)]))
+    put('api-pause', 'api', b'\n'.join([
+        x('pause'), x('pause', disk='vda'), x('stats'), x('resume', disk=0),
+        x('resume'), x('quit')]))
+    put('api-bad', 'api', b'\n'.join([
+        b'', b'{', b'[]', b'{"execute":1}', x('nothing'),
+        x('resize', disk='vdz', size=1), x('limit', disk='vda'),
+        b'{"execute":"info","x":1}']))
+
+
+# ---- opts -----------------------------------------------------------------
+
+def opts_seeds():
+    for i, spec in enumerate([
+            b'ram:64M', b'ram:1G,queues=4,serial=abc,batch=on,poll=0',
+            b'/tmp/disk.img,ro,direct,engine=sync,iops=100,bw=1M,burst=5',
+            b'disk,queues=16,engine=uring,poll=1000000']):
+        put('opts-spec-%d' % i, 'opts', b'\0' + spec)
+    put('opts-size', 'opts', b'\1' + b'512K')
+    put('opts-rate', 'opts', b'\2' + b'10g')
+    put('opts-limit', 'opts', b'\3' + b'burst=100')
+
+
+# ---- boot -----------------------------------------------------------------
+
+def boot_seeds():
+    # a bzImage: setup header at 0x1f1, 1 setup sector, protocol 2.15
+    bz = bytearray(1024 + 512)
+    bz[0x1f1] = 1
+    struct.pack_into('<H', bz, 0x1fe, 0xaa55)
+    struct.pack_into('<I', bz, 0x202, 0x53726448)
+    struct.pack_into('<H', bz, 0x206, 0x020f)
+    struct.pack_into('<B', bz, 0x211, 1)           # loadflags: LOADED_HIGH
+    struct.pack_into('<I', bz, 0x22c, 0x7fffffff)  # initrd_addr_max
+    struct.pack_into('<I', bz, 0x230, 0x200000)    # kernel_alignment
+    struct.pack_into('<B', bz, 0x234, 1)           # relocatable
+    struct.pack_into('<H', bz, 0x236, 3)           # xloadflags: 64-bit
+    struct.pack_into('<I', bz, 0x238, 2048)        # cmdline_size
+    struct.pack_into('<Q', bz, 0x258, 0x1000000)   # pref_address
+    struct.pack_into('<I', bz, 0x260, 0x100000)    # init_size
+    put('boot-bzimage', 'boot', bytes([0x1a]) + bytes(bz))
+    # an ELF vmlinux: one PT_LOAD at 2 MiB
+    eh = struct.pack('<16sHHIQQQIHHHHHH', b'\x7fELF\x02\x01\x01' +
+                     b'\0' * 9, 2, 62, 1, 0x200000, 64, 0, 0, 64, 56, 1,
+                     64, 0, 0)
+    ph = struct.pack('<IIQQQQQQ', 1, 5, 0x1000, 0xffffffff81000000,
+                     0x200000, 256, 4096, 0x1000)
+    elf = eh + ph + b'\0' * (0x1000 - 120) + b'\x90' * 256
+    put('boot-elf', 'boot', bytes([0x08]) + elf)
+    # an arm64 Image: text_offset 0, image_size 64 KiB, little endian
+    im = bytearray(4096)
+    struct.pack_into('<QQQ', im, 8, 0, 65536, 2)
+    struct.pack_into('<I', im, 56, 0x644d5241)
+    put('boot-arm64', 'boot', bytes([0x03]) + bytes(im))
+    # an EFI-stub Image: MZ, a PE header with one section in the file
+    pe = bytearray(im)
+    pe[0:2] = b'MZ'
+    struct.pack_into('<I', pe, 60, 128)
+    struct.pack_into('<IHH', pe, 128, 0x4550, 0xaa64, 1)
+    struct.pack_into('<H', pe, 128 + 20, 0)
+    struct.pack_into('<II', pe, 128 + 24 + 16, 512, 1024)
+    put('boot-arm64-efi', 'boot', bytes([0x01]) + bytes(pe))
+
+
+# ---- ports ----------------------------------------------------------------
+
+def ports_seeds():
+    def a(kind, size, write, off, val, extra=0):
+        return bytes([(kind << 3) | (4 if write else 0) | size, off,
+                      extra]) + struct.pack('<I', val)
+    # x86: UART (DLAB and divisor, THR, IER, IIR, LSR, MSR, SCR), i8042
+    # commands (read and write the command byte, self test, output port,
+    # reset), RTC index and data, 0xcf8 to slot 0 (the bridge) and slot 1
+    # (pvpanic): IDs, a BAR sized and placed, the command register
+    x = (a(7, 0, 1, 3, 0x80) + a(7, 0, 1, 0, 1) + a(7, 0, 1, 3, 3) +
+         a(7, 0, 1, 0, 0x41) + a(7, 0, 1, 1, 0x0f) + a(7, 0, 0, 2, 0) +
+         a(7, 0, 0, 5, 0) + a(7, 0, 0, 6, 0) + a(7, 0, 1, 7, 9) +
+         a(2, 0, 1, 0, 0x20) + a(1, 0, 0, 0, 0) + a(2, 0, 1, 0, 0x60) +
+         a(1, 0, 1, 0, 0x45) + a(2, 0, 1, 0, 0xaa) + a(1, 0, 0, 0, 0) +
+         a(2, 0, 1, 0, 0xd1) + a(1, 0, 1, 0, 0xff) + a(2, 0, 1, 0, 0xfe) +
+         a(3, 0, 1, 0, 0x0a) + a(3, 0, 0, 1, 0) + a(3, 0, 1, 0, 0x8b) +
+         a(3, 0, 1, 1, 0x02))
+    for slot in (0, 1):
+        for reg, val, w in ((0, 0, 0), (0x10, 0xffffffff, 1),
+                            (0x10, 0, 0), (0x10, 0xc0000000, 1),
+                            (0x04, 0x07, 1), (0x3c, 0, 0)):
+            x += a(4, 2, 1, 1, 0x80000000 | slot << 11 | reg)
+            x += a(4, 2, w, 5, val)
+    x += a(4, 1, 0, 7, 0) + a(4, 0, 0, 8, 0) + a(5, 0, 1, 0, 1)
+    put('ports-x86', 'ports', bytes([0]) + x)
+    # arm64: ECAM reads of slot 0 and 1's header, pvpanic's BAR placed and
+    # decoding, written through the PCI window; the UART by MMIO
+    m = b''
+    for reg, val, w in ((0, 0, 0), (0x10, 0xffffffff, 1), (0x10, 0, 0),
+                        (0x10, 0xc0000000, 1), (0x04, 0x07, 1)):
+        m += a(1, 2, w, reg, val, 1)
+    m += (a(0, 2, 0, 0, 0, 0) + a(0, 3, 0, 0, 0, 0) + a(3, 0, 0, 0, 0) +
+          a(3, 0, 1, 0, 1) + a(2, 0, 1, 0, 0x41) + a(2, 0, 0, 5, 0))
+    put('ports-arm64', 'ports', bytes([1]) + m)
+
+
+# ---- fdt ------------------------------------------------------------------
+
+def fdt_seeds():
+    def cfg(ncpus, intx, base, size, rd, rd_end, buf16, pat, args):
+        return (struct.pack('<BIQQQQHB', ncpus, intx, base, size, rd,
+                            rd_end, buf16, pat) + args)
+    put('fdt-one-cpu', 'fdt', cfg(1, 0x3, 0x40000000, 256 << 20, 0, 0,
+                                  4096, 1, b'console=ttyS0'))
+    put('fdt-initrd', 'fdt', cfg(4, 0xffffffff, 0x40000000, 1 << 30,
+                                 0x7000000, 0x7100000, 4095, 3,
+                                 b'console=ttyS0 root=/dev/vda rw'))
+    put('fdt-64-cpus', 'fdt', cfg(64, 1, 0x40000000, 1 << 34, 0, 0, 4095,
+                                  0x81, b''))
+    put('fdt-small-buffer', 'fdt', cfg(2, 0, 0x40000000, 64 << 20, 0, 0,
+                                       16, 0, b'x'))
+    put('fdt-no-cpus', 'fdt', cfg(0, 0, 0, 0, 0, 0, 100, 0, b''))
 
 
 virtq_seeds()
 req_seeds()
 device_seeds()
+api_seeds()
+opts_seeds()
+boot_seeds()
+ports_seeds()
+fdt_seeds()
