@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from . import kernels, paths, testhost
+from . import kernels, nullblk, paths, testhost
 from .vmbench_base import (Error, append_meta, git, hms, machine_line, positive,
                            rewrite_job, run_order, run_queues, say, self_path, size_mb)
 
@@ -86,6 +86,14 @@ Options:
       --kernel NAME         guest kernel: stock (Debian's, default) or
                             small (guest/small.config; make guest)
       --disk-size SIZE      data disk per guest (default 512M)
+      --backing file|nullb[:bs=B,completion_ns=N]
+                            what each guest's data disk is: a file (the
+                            default; in the test host on tmpfs, which our
+                            VMM serves synchronously, never through
+                            io_uring) or a null_blk device of the test
+                            host (memory-backed, bs 512, completion 10000
+                            ns by default), opened with O_DIRECT by every
+                            configuration: the path io_uring is about
       --boot-timeout S      per guest boot (default 300)
       --seed N              seed of the order within each repeat
                             (default: the time)
@@ -249,7 +257,8 @@ VALUED = {"-j": "jobs", "--job": "jobs", "--jobs": "jobs", "-r": "repeats",
           "--guests": "guests", "--cpus": "cpus", "--mem": "mem", "--disk-size": "disk",
           "--boot-timeout": "boot_timeout", "-o": "out", "--out": "out",
           "--where": "where", "--title": "title", "--seed": "seed",
-          "--budget": "budget", "--kernel": "kernel", "--baseline": "baseline"}
+          "--budget": "budget", "--kernel": "kernel", "--baseline": "baseline",
+          "--backing": "backing"}
 
 
 def parse_args(argv):
@@ -322,6 +331,27 @@ SCENARIOS = {
 }
 
 
+def parse_backing(spec):
+    """--backing SPEC as the plan's "backing": {kind, ...}; refused here,
+    before anything boots, when a key or value is wrong."""
+    kind, _, rest = (spec or "file").partition(":")
+    if kind == "file" and not rest:
+        return {"kind": "file"}
+    if kind != "nullb":
+        raise Error("--backing %s: file or nullb[:bs=B,completion_ns=N]" % spec)
+    b = {"kind": "nullb", "bs": nullblk.DEFAULTS["bs"],
+         "completion_ns": nullblk.DEFAULTS["completion_ns"]}
+    for kv in filter(None, rest.split(",")):
+        k, _, v = kv.partition("=")
+        if k not in ("bs", "completion_ns") or not v.isdigit():
+            raise Error("--backing %s: '%s': bs=512|1024|2048|4096 or completion_ns=N"
+                        % (spec, kv))
+        b[k] = int(v)
+    if b["bs"] not in (512, 1024, 2048, 4096):
+        raise Error("--backing %s: bs=%d: 512, 1024, 2048 or 4096" % (spec, b["bs"]))
+    return b
+
+
 def apply_defaults(o):
     """The scenario's defaults for what the options left open, then the
     general ones.  Returns the fio overrides every job gets."""
@@ -341,6 +371,7 @@ def apply_defaults(o):
             o[k] = v
     if o["kernel"] not in paths.KERNELS:
         raise Error("--kernel %s: one of %s" % (o["kernel"], ", ".join(paths.KERNELS)))
+    parse_backing(o["backing"])  # refused before anything boots
     for k in ("repeats", "cpus", "boot_timeout"):
         if not positive(o[k]):
             raise Error("--%s %s" % (k.replace("_", "-"), o[k]))
@@ -600,6 +631,7 @@ def prepare(o, argv):
              "repeats": int(o["repeats"]), "cpus": int(o["cpus"]), "mem": o["mem"],
              "kernel": o["kernel"],
              "disk": o["disk"], "boot_timeout": int(o["boot_timeout"]),
+             "backing": parse_backing(o["backing"]),
              "step_timeout": int(runtime or 60) * 8 + 120, "sets": sets, "seed": seed,
              "made": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
     with open(os.path.join(out, "plan.json"), "w") as f:
@@ -631,6 +663,7 @@ def prepare(o, argv):
         ("git", git("describe", "--always", "--dirty") or "unknown"),
         ("repeats", o["repeats"]),
         ("guest", "%s vCPU, %s RAM, %s data disk per guest" % (o["cpus"], o["mem"], o["disk"])),
+        ("backing", o["backing"] or "file"),
         ("fio_sets", " ".join(sets) or "none"),
         ("queues_swept", "1" if o["queues"] else "0"),
         ("order_seed", "%d (runs in a shuffled order within each repeat)" % seed)]

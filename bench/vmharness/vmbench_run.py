@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from . import cmdlines, fiojson, guestrun, kernels, paths, testhost
+from . import cmdlines, fiojson, guestrun, kernels, nullblk, paths, testhost
 from .vmbench_base import (append_meta, cpu_model, hms, mem_total_gib, rewrite_job,
                            run_order, run_queues, say, size_mb)
 
@@ -109,7 +109,7 @@ class Run:
         cmdline = cmdlines.guest_cmdline(script=BOOTSTRAP, disk_serial="data")
         control = {"path": ctl, "readonly": True, "queues": 1, "serial": "vmbctl",
                    "iothread": False}
-        data = {"path": os.path.join(ctx.ddir, "data%d.img" % g), "queues": int(self.q),
+        data = {"path": ctx.disk(g), "queues": int(self.q),
                 "serial": "data"}
         mem = size_mb(p["mem"])
         # A configuration's own kernel (kernel=PATH, copied into OUT) with
@@ -305,7 +305,7 @@ def host_run(run):
             f.write(job)
         procs = []
         for g in range(1, run.ng + 1):
-            env = dict(os.environ, FIO_DISK=os.path.join(ctx.ddir, "data%d.img" % g))
+            env = dict(os.environ, FIO_DISK=ctx.disk(g))
             with open(os.path.join(d, "g%d-p%d.err" % (g, k)), "w") as err:
                 procs.append(subprocess.Popen(
                     [fio, "--eta=never", "--output-format=json",
@@ -360,6 +360,14 @@ class Ctx:
         self.direct = False
         self.probe_ns = "-"
         self.pos = 0
+        # --backing nullb: each guest's disk a null_blk device.
+        self.nullb = self.plan.get("backing", {}).get("kind") == "nullb"
+
+    def disk(self, g):
+        """Guest G's data disk: a file in ddir, or a null_blk device."""
+        if self.nullb:
+            return "/dev/nullbvmb%d" % g
+        return os.path.join(self.ddir, "data%d.img" % g)
 
     def heartbeat(self):
         """A sign of life for the stall detector (testhost.run_inside)."""
@@ -380,6 +388,9 @@ def write_disks(ctx):
     maxg = max(int(g) for g in p["glist"])
     mb = size_mb(p["disk"])
     os.makedirs(ctx.ddir, exist_ok=True)
+    if ctx.nullb:
+        write_nullb_disks(ctx, maxg, mb)
+        return
     say("disks: %d x %s in %s" % (maxg, p["disk"], ctx.ddir))
     zero = bytes(1 << 20)
     for g in range(1, maxg + 1):
@@ -391,11 +402,34 @@ def write_disks(ctx):
     ctx.direct = cmdlines.direct_ok(os.path.join(ctx.ddir, "data1.img"))
 
 
+def write_nullb_disks(ctx, maxg, mb):
+    """--backing nullb: null_blk devices, memory-backed, written once
+    (a memory-backed null_blk allocates on first write), opened with
+    O_DIRECT by every configuration."""
+    b = ctx.plan["backing"]
+    why = nullblk.unavailable()
+    if why:
+        raise RuntimeError("--backing nullb: %s" % why)
+    zero = bytes(1 << 20)
+    for g in range(1, maxg + 1):
+        nullblk.remove("nullbvmb%d" % g)
+        dev = nullblk.create("nullbvmb%d" % g, size_mib=mb, bs=b["bs"],
+                             completion_ns=b["completion_ns"],
+                             submit_queues=b.get("submit_queues", 2))
+        with open(dev, "wb") as f:
+            for _ in range(mb):
+                f.write(zero)
+    say("disks: %d null_blk device(s) of %d MiB, bs=%d, completion %d ns"
+        % (maxg, mb, b["bs"], b["completion_ns"]))
+    ctx.direct = True
+
+
 def inner_meta(ctx):
     fstype = cmd_line(["stat", "-f", "-c", "%T", ctx.ddir])
     append_meta(ctx.out, ("inner_nproc", os.cpu_count()), ("inner_mem", "%.1f GiB" % mem_total_gib()),
                 ("inner_cpu", cpu_model()),
-                ("disk_dir", "%s (%s, O_DIRECT %s)" % (ctx.ddir, fstype, "yes" if ctx.direct else "no")),
+                ("disk_dir", "%s (%s, O_DIRECT %s)" % (ctx.ddir, fstype, "yes" if ctx.direct else "no")
+                 if not ctx.nullb else "null_blk %s (O_DIRECT yes)" % ctx.plan["backing"]),
                 ("qemu", cmd_line(["qemu-system-x86_64", "--version"])),
                 ("host_fio", cmd_line([os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio"), "--version"])))
 
@@ -458,7 +492,12 @@ def inner(out):
     signal.signal(signal.SIGINT, stopped)
     os.makedirs(os.path.join(out, "raw"), exist_ok=True)
     ctx.heartbeat()
-    write_disks(ctx)
+    try:
+        write_disks(ctx)
+    except (RuntimeError, OSError) as e:
+        say("cannot make the disks: %s" % e)
+        append_meta(out, ("refused", str(e)))
+        return 2
     inner_meta(ctx)
     runs = os.path.join(out, "runs.tsv")
     # Resuming after the test host died: the runs already in runs.tsv are
@@ -503,5 +542,8 @@ def inner(out):
     append_meta(out, ("inner_seconds", int(time.time() - start)))
     open(os.path.join(out, ".inner-done"), "w").close()
     subprocess.run(["rm", "-rf", ctx.ddir])
+    if ctx.nullb:
+        for g in range(1, max(int(x) for x in p["glist"]) + 1):
+            nullblk.remove("nullbvmb%d" % g)
     say("all %d runs in %s" % (total, hms(time.time() - start)))
     return 0

@@ -217,8 +217,9 @@ def test_a_run_boots_its_own_kernel_and_initrd():
     from vmharness import paths
 
     class Ctx:
-        ddir, direct = "/d", False
+        ddir, direct, nullb = "/d", False, False
         plan = {"mem": "512M", "disk": "64M", "cpus": 1}
+        disk = vmbench_run.Ctx.disk
     for spec in ("vmm", "qemu"):
         c = dict(vmbench.parse_config(spec), kernel="/o/kernels/c0-bz", initrd="/o/kernels/c0-i")
         a = vmbench_run.Run(Ctx(), c, 0, "/r", 1, "1", [(0, 0)]).argv(1, "/d/ctl.img")

@@ -204,8 +204,9 @@ def test_fio_trim_leaves_valid_json_with_the_figures():
 
 
 class FakeCtx:
-    ddir, direct = "/d", False
+    ddir, direct, nullb = "/d", False, False
     plan = {"mem": "512M", "disk": "64M", "cpus": 1}
+    disk = vmbench_run.Ctx.disk
 
 
 def test_command_lines_of_a_run():
@@ -246,3 +247,25 @@ def test_regress_builds_nothing_for_options_that_are_wrong(monkeypatch):
             vmbench.check(vmbench.parse_args(["--scenario", "regress", "HEAD~1", "HEAD"] + bad))
     with pytest.raises(Error):  # the same build twice
         vmbench.check(vmbench.parse_args(["--scenario", "regress", "HEAD", "HEAD"]))
+
+
+def test_backing_parsed_and_bad_values_refused_before_boot():
+    assert vmbench.parse_backing(None) == {"kind": "file"}
+    assert vmbench.parse_backing("nullb") == {"kind": "nullb", "bs": 512, "completion_ns": 10000}
+    assert vmbench.parse_backing("nullb:bs=4096,completion_ns=20000") == {
+        "kind": "nullb", "bs": 4096, "completion_ns": 20000}
+    for bad, msg in (("nullb:bs=3", "512, 1024"), ("nullb:foo=1", "'foo=1'"),
+                     ("nullb:bs=", "'bs='"), ("disk", "file or nullb"), ("file:x=1", "file or nullb")):
+        with pytest.raises(Error, match=msg):
+            vmbench.parse_backing(bad)
+    o = vmbench.parse_args(["--backing", "nullb:bs=9"])
+    with pytest.raises(Error, match="bs=9"):
+        vmbench.apply_defaults(o)
+
+
+def test_nullb_disks_are_devices(tmp_path):
+    ctx = vmbench_run.Ctx.__new__(vmbench_run.Ctx)
+    ctx.ddir, ctx.nullb = str(tmp_path), True
+    assert ctx.disk(2) == "/dev/nullbvmb2"
+    ctx.nullb = False
+    assert ctx.disk(2) == os.path.join(str(tmp_path), "data2.img")

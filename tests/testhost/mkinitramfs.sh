@@ -6,7 +6,8 @@
 #
 #   x86_64 (the default): build/testhost/initramfs.img; virtio-pci, 9p over
 #     virtio, kvm-amd; loop, device-mapper and ext4 for the fault and crash
-#     tests.
+#     tests; null_blk (with configfs) for block devices of any geometry,
+#     loaded with no device: bench/vmharness/nullblk.py makes them.
 #   TESTHOST_ARCH=arm64: build/testhost/arm64/initramfs.img, with arm64's
 #     busybox; virtio-pci, 9p, virtio_console (the command's stdout and
 #     stderr travel on virtio-serial ports), the same loop, device-mapper
@@ -20,7 +21,10 @@ case $GARCH in
 x86_64) TBUILD=$REPO/build/testhost ARCH_MODULES=kvm-amd ;;
 arm64) TBUILD=$REPO/build/testhost/arm64 ARCH_MODULES=virtio_console ;;
 esac
-MODULES="virtio_pci 9pnet_virtio 9p $ARCH_MODULES loop dm-mod dm-flakey dm-log-writes ext4 crc32c_generic"
+MODULES="virtio_pci 9pnet_virtio 9p $ARCH_MODULES loop dm-mod dm-flakey dm-log-writes ext4 crc32c_generic configfs null_blk"
+# Arguments of a module's insmod in /init (one line of modules.load:
+# the module's path, then its arguments).
+NULL_BLK_ARGS="nr_devices=0"
 OUT=$TBUILD/initramfs.img
 
 ktree=$(kernel_tree)
@@ -40,6 +44,9 @@ if [ "$newest" != "$OUT" ] || [ "$(cat "$TBUILD/kernel-release" 2>/dev/null)" !=
 	# shellcheck disable=SC2086
 	root_modules "$ktree" "$rel" "$r" "$t/modules" $MODULES ||
 		{ rm -rf "$t"; die "kernel $rel lacks a needed module"; }
+	sed -i "s|/null_blk\.ko\$|/null_blk.ko $NULL_BLK_ARGS|" "$r/etc/modules.load"
+	grep -q "null_blk.ko $NULL_BLK_ARGS" "$r/etc/modules.load" ||
+		{ rm -rf "$t"; die "null_blk.ko not in modules.load"; }
 	root_cpio "$r" "$t/initramfs.img" || { rm -rf "$t"; die "cpio failed"; }
 	mv "$t/initramfs.img" "$OUT"
 	printf '%s\n' "$rel" >"$TBUILD/kernel-release"

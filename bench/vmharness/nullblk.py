@@ -1,0 +1,89 @@
+"""null_blk block devices, made through configfs: a real block device of
+any geometry that the host's kernel serves from memory, with a set
+completion time (Documentation/block/null_blk.rst).  The test hosts load
+configfs and null_blk with no device (tests/testhost/mkinitramfs.sh);
+create() makes one, remove() takes it away.
+
+Every VMM opens it with O_DIRECT, so the I/O goes through the block layer
+as it would to an NVMe drive; the test host's own fio on the same device
+is the physical limit there."""
+import os
+import re
+
+CONFIGFS = "/sys/kernel/config/nullb"
+NAME = re.compile(r"^nullb[a-z0-9_]{1,16}$")
+
+# The defaults a comparison uses (DESIGN.md "Harness and measurement").
+DEFAULTS = {"bs": 512, "completion_ns": 10000, "size_mib": 1024}
+
+
+def unavailable():
+    """Why no null_blk device can be made here, or None."""
+    if os.geteuid() != 0:
+        return "null_blk needs root"
+    if not os.path.isdir(CONFIGFS):
+        return ("no %s: load configfs and null_blk (nr_devices=0) and mount "
+                "configfs on /sys/kernel/config, as the test host does "
+                "(tests/testhost/mkinitramfs.sh)" % CONFIGFS)
+    return None
+
+
+def _write(d, attr, value):
+    with open(os.path.join(d, attr), "w") as f:
+        f.write("%s\n" % value)
+
+
+def create(name, size_mib=DEFAULTS["size_mib"], bs=DEFAULTS["bs"],
+           completion_ns=DEFAULTS["completion_ns"], submit_queues=2,
+           hw_queue_depth=64):
+    """/dev/NAME: a memory-backed null_blk device of SIZE_MIB with logical
+    blocks of BS bytes, multi-queue (SUBMIT_QUEUES hardware queues), each
+    request completed by a timer COMPLETION_NS after it arrives."""
+    why = unavailable()
+    if why:
+        raise RuntimeError(why)
+    if not NAME.match(name):
+        raise ValueError("null_blk name %r: nullb followed by letters or digits" % name)
+    if bs not in (512, 1024, 2048, 4096):
+        raise ValueError("null_blk bs=%r: 512, 1024, 2048 or 4096" % bs)
+    d = os.path.join(CONFIGFS, name)
+    os.mkdir(d)
+    try:
+        for attr, value in (("size", size_mib), ("blocksize", bs),
+                            ("memory_backed", 1), ("queue_mode", 2),
+                            ("submit_queues", submit_queues),
+                            ("hw_queue_depth", hw_queue_depth),
+                            ("irqmode", 2), ("completion_nsec", completion_ns),
+                            ("power", 1)):
+            _write(d, attr, value)
+    except OSError:
+        remove(name)
+        raise
+    # Named after the configfs directory since Linux 5.19 or so; before,
+    # nullb<index>.
+    with open(os.path.join(d, "index")) as f:
+        alt = "/dev/nullb%d" % int(f.read())
+    for dev in ("/dev/" + name, alt):
+        if os.path.exists(dev):
+            return dev
+    remove(name)
+    raise RuntimeError("null_blk %s: powered on but neither /dev/%s nor %s appeared"
+                       % (name, name, alt))
+
+
+def remove(name):
+    d = os.path.join(CONFIGFS, name)
+    if not os.path.isdir(d):
+        return
+    try:
+        _write(d, "power", 0)
+    except OSError:
+        pass
+    os.rmdir(d)
+
+
+def io_counts(dev):
+    """(reads, writes) completed by the block device DEV (/sys/block)."""
+    with open("/sys/block/%s/stat" % os.path.basename(dev)) as f:
+        v = f.read().split()
+    return int(v[0]), int(v[4])
