@@ -267,21 +267,23 @@ static int parse_interval(const char *s, uint64_t *ns)
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || v <= 0)
+	if (end == s)
 		return -1;
 	if (!strcmp(end, "ms"))
 		v /= 1e3;
 	else if (*end && strcmp(end, "s"))
 		return -1;
-	if (v < 0.01 || v > 86400)
+	if (!(v >= 0.01 && v <= 86400)) /* NaN too */
 		return -1;
 	*ns = (uint64_t)(v * 1e9);
 	return 0;
 }
 
-/* One line per disk: rates over the interval since the last sample. */
-static void print_rates(struct json_object *prev, struct json_object *cur,
-			double secs)
+/* One line per disk: rates over the interval since the last sample.
+ * reset: each sample counts from the one before (stats --reset), so
+ * cur alone is the interval's. */
+static void print_rates(FILE *out, struct json_object *prev,
+			struct json_object *cur, double secs, bool reset)
 {
 	struct json_object *pd, *cd;
 	char when[16];
@@ -314,8 +316,8 @@ static void print_rates(struct json_object *prev, struct json_object *cur,
 					lat_p99 = get_u64(h, "p99");
 			}
 		}
-#define RATE(k) ((double)(get_u64(c, k) - get_u64(p, k)) / secs)
-		printf("%s %s  reads/s %.0f  writes/s %.0f  read MiB/s %.2f  "
+#define RATE(k) ((double)(get_u64(c, k) - (reset ? 0 : get_u64(p, k))) / secs)
+		fprintf(out, "%s %s  reads/s %.0f  writes/s %.0f  read MiB/s %.2f  "
 		       "write MiB/s %.2f  in flight %llu  interrupts/s %.0f",
 		       when,
 		       get_str(json_object_array_get_idx(cd, i), "name"),
@@ -326,18 +328,21 @@ static void print_rates(struct json_object *prev, struct json_object *cur,
 		       RATE("interrupts"));
 #undef RATE
 		if (lat_p99)
-			printf("  backend p99 %.1fus (since start)",
-			       (double)lat_p99 / 1e3);
-		putchar('\n');
+			fprintf(out, "  backend p99 %.1fus (since %s)",
+				(double)lat_p99 / 1e3,
+				reset ? "the last sample" : "start");
+		fputc('\n', out);
 	}
-	fflush(stdout);
+	fflush(out);
 }
 
 static int stats_every(int fd, struct json_object *req, uint64_t ns,
 		       bool json)
 {
-	struct json_object *prev = NULL;
+	struct json_object *prev = NULL, *args = NULL;
 	uint64_t t_prev = 0;
+
+	json_object_object_get_ex(req, "arguments", &args);
 
 	for (uint64_t next = mono_ns();; next += ns) {
 		struct json_object *ans, *r;
@@ -358,7 +363,8 @@ static int stats_every(int fd, struct json_object *req, uint64_t ns,
 		if (json)
 			puts(raw);
 		else if (prev)
-			print_rates(prev, r, (double)(now - t_prev) / 1e9);
+			print_rates(stdout, prev, r, (double)(now - t_prev) / 1e9,
+				    json_object_object_get_ex(args, "reset", NULL));
 		fflush(stdout);
 		free(raw);
 		json_object_get(r);
