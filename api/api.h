@@ -16,8 +16,19 @@
  *   latency on                keep the latency breakdown (or off)
  *   resize disk size [shrink] capacity in bytes; the guest is told
  *   limit disk [iops] [bw] [burst] | limit disk off
+ *                             each at least 1; what a request costs:
+ *                             one op (iops), and its bytes (bw) if it
+ *                             moves data; a DISCARD moves none (one op,
+ *                             no bytes, its range unread and unwritten)
  *   pause [disk] / resume [disk]
+ *                             pause waits for what is in flight (at most
+ *                             pause_ms), once: a disk paused already is
+ *                             answered as it is, at once
  *   quit                      end the VM as SIGTERM would (status 143)
+ *
+ * Connections: API_MAX_CLIENTS at once, and one more kept for `info`
+ * and `quit` (its client gets nothing else, and goes after a second
+ * without a line); one line of each client answered in turn.
  */
 #ifndef API_API_H
 #define API_API_H
@@ -50,11 +61,16 @@ struct api_vm {
 	struct api_disk disk[API_MAX_DISKS];
 	void (*quit)(void *opaque);
 	void *opaque;
+	/* Longest wait of pause and of a shrink for requests in flight;
+	 * 0: API_PAUSE_TIMEOUT_MS. */
+	unsigned int pause_ms;
 };
 
 /* One request line (len bytes, no newline) -> the answer, a string
  * the caller frees (no newline).  Pure but for what the commands do. */
 char *api_execute(struct api_vm *vm, const char *line, size_t len);
+/* Is the line a request the spare connection is served (info, quit)? */
+bool api_spare_allowed(const char *line, size_t len);
 
 /* ---- the socket ----------------------------------------------------- */
 

@@ -61,6 +61,17 @@ static int arg_u64(struct call *c, const char *k, uint64_t *out)
 	return 1;
 }
 
+/* The same, and not 0 (a limit of 0 is none: `off` says that), as
+ * `vmm ctl` refuses iops=0 and burst=0. */
+static int arg_pos(struct call *c, const char *k, uint64_t *out)
+{
+	int r = arg_u64(c, k, out);
+
+	if (r > 0 && !*out)
+		return fail(c, "'%s' must be at least 1 (no limit: 'off')", k);
+	return r;
+}
+
 static int arg_bool(struct call *c, const char *k, bool *out)
 {
 	struct json_object *v;
@@ -263,7 +274,7 @@ static int cmd_stats(struct call *c)
 			struct lat_queue lat;
 			struct json_object *qo;
 
-			if (!blk_dev_queue_stats(b, q, &s, &lat))
+			if (!blk_dev_queue_stats(b, q, &s, &lat, reset))
 				break;
 			qstats_add(&total, &s);
 			qo = qstats_json(&s);
@@ -274,8 +285,6 @@ static int cmd_stats(struct call *c)
 		json_object_object_add(d, "total", qstats_json(&total));
 		json_object_object_add(d, "queues", qs);
 		json_object_array_add(disks, d);
-		if (reset)
-			blk_dev_stats_reset(b);
 	}
 	json_object_object_add(c->ret, "disks", disks);
 	return 0;
@@ -300,6 +309,11 @@ static int cmd_latency(struct call *c)
 	return 0;
 }
 
+static unsigned int pause_ms(const struct api_vm *vm)
+{
+	return vm->pause_ms ? vm->pause_ms : API_PAUSE_TIMEOUT_MS;
+}
+
 static int cmd_resize(struct call *c)
 {
 	static const char *const known[] = { "disk", "size", "shrink", NULL };
@@ -320,7 +334,8 @@ static int cmd_resize(struct call *c)
 	if (arg_bool(c, "shrink", &shrink) < 0)
 		return -1;
 	ad = &c->vm->disk[d];
-	if (blk_dev_resize(ad->blk, size, shrink, msg, sizeof(msg)))
+	if (blk_dev_resize(ad->blk, size, shrink, pause_ms(c->vm), msg,
+			   sizeof(msg)))
 		return fail(c, "%s: %s", ad->name, msg);
 	if (ad->config_changed)
 		ad->config_changed(ad->opaque);
@@ -341,13 +356,13 @@ static int cmd_limit(struct call *c)
 	d = arg_disk(c, true);
 	if (d < 0 || arg_bool(c, "off", &off) < 0)
 		return -1;
-	if ((r = arg_u64(c, "iops", &l.iops)) < 0)
+	if ((r = arg_pos(c, "iops", &l.iops)) < 0)
 		return -1;
 	n += r;
-	if ((r = arg_u64(c, "bw", &l.bw)) < 0)
+	if ((r = arg_pos(c, "bw", &l.bw)) < 0)
 		return -1;
 	n += r;
-	if ((r = arg_u64(c, "burst", &l.burst_ms)) < 0)
+	if ((r = arg_pos(c, "burst", &l.burst_ms)) < 0)
 		return -1;
 	if (off && (n || r))
 		return fail(c, "'off' takes no other limit");
@@ -372,10 +387,10 @@ static int cmd_pause(struct call *c, bool pause)
 
 		if (!pause)
 			blk_dev_resume_io(b);
-		else if (blk_dev_pause_io(b, API_PAUSE_TIMEOUT_MS))
+		else if (blk_dev_pause_io(b, pause_ms(c->vm)))
 			return fail(c, "%s: requests still in flight after "
 				    "%u ms (it stays paused; resume to undo)",
-				    c->vm->disk[i].name, API_PAUSE_TIMEOUT_MS);
+				    c->vm->disk[i].name, pause_ms(c->vm));
 	}
 	return 0;
 }
@@ -428,26 +443,48 @@ static int dispatch(struct call *c, const char *cmd)
 	return -2;
 }
 
-char *api_execute(struct api_vm *vm, const char *line, size_t len)
+/* The line as one JSON object, all of it; NULL if it is not. */
+static struct json_object *parse_line(const char *line, size_t len)
 {
 	struct json_tokener *tok = json_tokener_new();
-	struct json_object *req, *cmd, *args = NULL;
-	struct call c = { .vm = vm };
-	char *s;
-	int r;
+	struct json_object *req;
 
 	if (!tok)
 		return NULL;
 	req = json_tokener_parse_ex(tok, line, (int)len);
-	if (!req || json_tokener_get_error(tok) != json_tokener_success ||
-	    (size_t)json_tokener_get_parse_end(tok) != len ||
-	    !json_object_is_type(req, json_type_object)) {
+	if (req && (json_tokener_get_error(tok) != json_tokener_success ||
+		    (size_t)json_tokener_get_parse_end(tok) != len ||
+		    !json_object_is_type(req, json_type_object))) {
 		json_object_put(req);
-		json_tokener_free(tok);
-		return answer_error("ParseError", "expected one JSON object "
-				    "per line");
+		req = NULL;
 	}
 	json_tokener_free(tok);
+	return req;
+}
+
+bool api_spare_allowed(const char *line, size_t len)
+{
+	struct json_object *req = parse_line(line, len), *cmd;
+	bool ok = false;
+
+	if (req && json_object_object_get_ex(req, "execute", &cmd) &&
+	    json_object_is_type(cmd, json_type_string))
+		ok = !strcmp(json_object_get_string(cmd), "info") ||
+		     !strcmp(json_object_get_string(cmd), "quit");
+	json_object_put(req);
+	return ok;
+}
+
+char *api_execute(struct api_vm *vm, const char *line, size_t len)
+{
+	struct json_object *req = parse_line(line, len), *cmd, *args = NULL;
+	struct call c = { .vm = vm };
+	char *s;
+	int r;
+
+	if (!req)
+		return answer_error("ParseError", "expected one JSON object "
+				    "per line");
 	if (!json_object_object_get_ex(req, "execute", &cmd) ||
 	    !json_object_is_type(cmd, json_type_string)) {
 		json_object_put(req);

@@ -418,19 +418,32 @@ static void blk_dev_queue_raw(struct blk_dev *d, unsigned int i,
 }
 
 bool blk_dev_queue_stats(struct blk_dev *d, unsigned int i,
-			 struct blk_qstats *s, struct lat_queue *lat)
+			 struct blk_qstats *s, struct lat_queue *lat, bool reset)
 {
-	struct blk_qraw raw;
-	const struct blk_qraw *b;
+	struct blk_qraw raw, base;
+	const struct blk_qraw *b = &base;
+	struct lat_queue own, old;
+	const struct lat_queue *lb = &d->lat_base[i];
 	uint64_t typed = 0;
 
 	if (i >= d->nq)
 		return false;
+	if (!lat)
+		lat = &own;
+	/* One snapshot: what is answered and, with reset, the new baseline
+	 * (a request counted in neither would be lost to a sum of
+	 * intervals). */
 	pthread_mutex_lock(&d->stats_lock);
 	blk_dev_queue_raw(d, i, &raw, &s->inflight, lat);
-	b = &d->base[i];
-	for (unsigned int st = 0; lat && st < LAT_STAGES; st++)
-		lat_since(&lat->stage[st], &d->lat_base[i].stage[st]);
+	base = d->base[i];
+	if (reset) {
+		old = d->lat_base[i];
+		lb = &old;
+		d->base[i] = raw;
+		d->lat_base[i] = *lat;
+	}
+	for (unsigned int st = 0; st < LAT_STAGES; st++)
+		lat_since(&lat->stage[st], &lb->stage[st]);
 	pthread_mutex_unlock(&d->stats_lock);
 	s->reads = raw.c.by_type[BLK_T_READ] - b->c.by_type[BLK_T_READ];
 	s->writes = raw.c.by_type[BLK_T_WRITE] - b->c.by_type[BLK_T_WRITE];
@@ -529,6 +542,11 @@ int blk_dev_pause_io(struct blk_dev *d, unsigned int timeout_ms)
 	struct timespec end;
 	int ret = 0;
 
+	/* Paused already: parked says what is true since (the queues
+	 * popped nothing more); a second pause does not wait again for
+	 * what the first found stuck. */
+	if (d->paused)
+		timeout_ms = 0;
 	/* q->cond waits on CLOCK_MONOTONIC (blk_dev_new). */
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += timeout_ms / 1000;
@@ -537,13 +555,15 @@ int blk_dev_pause_io(struct blk_dev *d, unsigned int timeout_ms)
 		end.tv_sec++;
 		end.tv_nsec -= 1000000000;
 	}
-	for (unsigned int i = 0; i < d->nq; i++) {
+	for (unsigned int i = 0; i < d->nq && !d->paused; i++) {
 		pthread_mutex_lock(&d->q[i].lock);
 		d->q[i].parked = false;
 		pthread_mutex_unlock(&d->q[i].lock);
 	}
-	d->paused = true;
-	blk_gate_update(d);
+	if (!d->paused) {
+		d->paused = true;
+		blk_gate_update(d);
+	}
 	for (unsigned int i = 0; i < d->nq && !ret; i++) {
 		struct blk_queue *q = &d->q[i];
 
@@ -585,8 +605,32 @@ unsigned int blk_dev_serve(struct blk_dev *d)
 	return n;
 }
 
+/* Shrink: with the queues paused and nothing in flight, so that no
+ * request checked against the old end runs after the truncate (a write
+ * past the new end would extend the file again); the backend first, so
+ * that one it refuses changes nothing the guest sees. */
+static int blk_dev_shrink(struct blk_dev *d, uint64_t bytes,
+			  unsigned int timeout_ms, char *msg,
+			  unsigned int msglen)
+{
+	bool was_paused = d->paused;
+	int ret = blk_dev_pause_io(d, timeout_ms);
+
+	if (ret)
+		snprintf(msg, msglen, "requests still in flight after %u ms; "
+			 "nothing changed", timeout_ms);
+	else
+		ret = d->ops->resize(d->backend, bytes, msg, msglen);
+	if (!ret)
+		__atomic_store_n(&d->limits.capacity,
+				 bytes >> BLK_SECTOR_SHIFT, __ATOMIC_RELAXED);
+	if (!was_paused)
+		blk_dev_resume_io(d);
+	return ret;
+}
+
 int blk_dev_resize(struct blk_dev *d, uint64_t bytes, bool shrink,
-		   char *msg, unsigned int msglen)
+		   unsigned int timeout_ms, char *msg, unsigned int msglen)
 {
 	uint64_t cur = blk_dev_capacity(d) << BLK_SECTOR_SHIFT;
 	int ret;
@@ -608,18 +652,12 @@ int blk_dev_resize(struct blk_dev *d, uint64_t bytes, bool shrink,
 	}
 	if (bytes == cur)
 		return 0;
-	/* Growing: the space first, then the capacity the guest may use;
-	 * shrinking: the capacity first, so that no new request goes past
-	 * the new end (one in flight there gets IOERR from the backend). */
 	if (bytes < cur)
-		__atomic_store_n(&d->limits.capacity,
-				 bytes >> BLK_SECTOR_SHIFT, __ATOMIC_RELAXED);
+		return blk_dev_shrink(d, bytes, timeout_ms, msg, msglen);
+	/* Growing: the space first, then the capacity the guest may use. */
 	ret = d->ops->resize(d->backend, bytes, msg, msglen);
-	if (ret) {
-		__atomic_store_n(&d->limits.capacity,
-				 cur >> BLK_SECTOR_SHIFT, __ATOMIC_RELAXED);
+	if (ret)
 		return ret;
-	}
 	__atomic_store_n(&d->limits.capacity, bytes >> BLK_SECTOR_SHIFT,
 			 __ATOMIC_RELAXED);
 	return 0;

@@ -120,9 +120,11 @@ struct blk_qstats {
 const struct blk_opts *blk_dev_opts(const struct blk_dev *d);
 uint64_t blk_dev_capacity(const struct blk_dev *d); /* sectors */
 /* false if there is no queue q.  lat, if not NULL: its breakdown (all
- * zero while latency was never kept). */
+ * zero while latency was never kept).  reset: what was read is the new
+ * baseline (one snapshot: the intervals so read add up to the total). */
 bool blk_dev_queue_stats(struct blk_dev *d, unsigned int q,
-			 struct blk_qstats *s, struct lat_queue *lat);
+			 struct blk_qstats *s, struct lat_queue *lat,
+			 bool reset);
 void blk_dev_stats_reset(struct blk_dev *d);
 /* The latency breakdown (blk_opts.latency) on or off at run time. */
 void blk_dev_set_latency(struct blk_dev *d, bool on);
@@ -146,17 +148,21 @@ void blk_dev_get_limit(const struct blk_dev *d, struct blk_limit *l);
 
 /* Pause: the queues pop nothing more and finish what is in flight;
  * returns once they have (0), or -ETIMEDOUT after timeout_ms (they stay
- * paused).  The guest's requests wait in the rings until resume. */
+ * paused).  The guest's requests wait in the rings until resume.  On a
+ * disk paused already it does not wait: 0 or -ETIMEDOUT as things are. */
 int blk_dev_pause_io(struct blk_dev *d, unsigned int timeout_ms);
 void blk_dev_resume_io(struct blk_dev *d);
 bool blk_dev_paused(const struct blk_dev *d);
 
 /* Change the capacity to bytes (a multiple of 512): a file grows
  * (ftruncate) or, with shrink, shrinks; a RAM disk grows within the
- * address space kept for it.  The transport then tells the driver
- * (a configuration change).  0, or -errno with one line in msg. */
+ * address space kept for it.  A shrink pauses the queues (as
+ * blk_dev_pause_io, waiting timeout_ms at most) around the truncate;
+ * requests waiting past the new end then get IOERR.  The transport then
+ * tells the driver (a configuration change).  0, or -errno with one
+ * line in msg; refused, nothing the guest sees has changed. */
 int blk_dev_resize(struct blk_dev *d, uint64_t bytes, bool shrink,
-		   char *msg, unsigned int msglen);
+		   unsigned int timeout_ms, char *msg, unsigned int msglen);
 
 /* For a test that drives the device from one thread (the fuzz target
  * tests/fuzz/fuzz_device.c): before the first activate, make the disk's

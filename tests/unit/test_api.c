@@ -4,22 +4,28 @@
  * with several clients and bad ones; the live counters, resize with
  * requests waiting past a shrunk end, rate limits and pause.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <linux/virtio_blk.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
+#include <malloc.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -255,6 +261,12 @@ static void test_bad_requests(void **state)
 	    "\"off\": true, \"iops\": 5}}", "GenericError", "'off' takes");
 	err(f, "{\"execute\": \"limit\", \"arguments\": {\"disk\": \"vda\", "
 	    "\"iops\": 5, \"burst\": 70000}}", "GenericError", "burst at most");
+	err(f, "{\"execute\": \"limit\", \"arguments\": {\"disk\": \"vda\", "
+	    "\"iops\": 0}}", "GenericError", "'iops' must be at least 1");
+	err(f, "{\"execute\": \"limit\", \"arguments\": {\"disk\": \"vda\", "
+	    "\"bw\": 0, \"iops\": 5}}", "GenericError", "'bw' must be at least 1");
+	err(f, "{\"execute\": \"limit\", \"arguments\": {\"disk\": \"vda\", "
+	    "\"iops\": 5, \"burst\": 0}}", "GenericError", "'burst' must be");
 	err(f, "{\"execute\": \"pause\", \"arguments\": {\"disk\": \"sda\"}}",
 	    "GenericError", "no disk");
 	err(f, "{\"execute\": \"quit\", \"arguments\": {\"now\": true}}",
@@ -787,16 +799,29 @@ static void test_socket(void **state)
 		assert_null(say(c[0], ""));
 		close(c[0]);
 	}
-	/* More clients than it takes: the last is told and closed. */
+	/* More clients than it takes, all idle: one more is served info
+	 * and quit (the spare slot), nothing else; one more than that is
+	 * told and closed. */
 	for (unsigned int i = 0; i < API_MAX_CLIENTS; i++)
 		c[i] = dial_served(path);
 	c[API_MAX_CLIENTS] = dial(path);
-	expect(c[API_MAX_CLIENTS], "", "too many clients");
+	expect(c[API_MAX_CLIENTS], "{\"execute\": \"info\"}\n", "\"cpus\":2");
+	fd = dial(path);
+	expect(fd, "", "too many clients");
+	close(fd);
+	expect(c[API_MAX_CLIENTS], "{\"execute\": \"quit\"}\n", "{\"return\":{}}");
+	assert_int_equal(f->quits, 1);
+	expect(c[API_MAX_CLIENTS], "{\"execute\": \"stats\"}\n",
+	       "too many clients");
+	assert_null(say(c[API_MAX_CLIENTS], ""));
+	/* Its client goes after a second without a line. */
+	c[API_MAX_CLIENTS] = dial(path);
+	assert_null(say(c[API_MAX_CLIENTS], ""));
 	for (unsigned int i = 0; i <= API_MAX_CLIENTS; i++)
 		close(c[i]);
 	fd = dial_served(path);
 	expect(fd, "{\"execute\": \"quit\"}\n", "{\"return\":{}}");
-	assert_int_equal(f->quits, 1);
+	assert_int_equal(f->quits, 2);
 	close(fd);
 	api_server_stop(s, path);
 	assert_int_equal(stat(path, &st), -1);
@@ -822,6 +847,429 @@ static void test_socket(void **state)
 	unlink(path);
 }
 
+/* ---- bounds the clients cannot break ----------------------------------- */
+
+/* A server on a fresh socket path for f's VM. */
+static struct api_server *serve(struct fx *f, char *path, size_t len)
+{
+	struct api_server *s = NULL;
+	char msg[200];
+	int lfd;
+
+	snprintf(path, len, "/tmp/test_api.sock.%d", getpid());
+	unlink(path);
+	lfd = api_listen(path, msg, sizeof(msg));
+	assert_true(lfd >= 0);
+	assert_int_equal(api_server_start(lfd, &f->vm, &s), 0);
+	return s;
+}
+
+/* The api thread's id (its name is "api"); 0 if none. */
+static pid_t api_tid(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = 0;
+
+	assert_non_null(dir);
+	while (!tid && (e = readdir(dir))) {
+		char p[300], name[32] = "";
+		FILE *fp;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", e->d_name);
+		fp = fopen(p, "r");
+		if (!fp)
+			continue;
+		if (fgets(name, sizeof(name), fp) && !strcmp(name, "api\n"))
+			tid = atoi(e->d_name);
+		fclose(fp);
+	}
+	closedir(dir);
+	return tid;
+}
+
+static long rss_kib(void)
+{
+	long pages = 0, rss = 0;
+	FILE *fp = fopen("/proc/self/statm", "r");
+
+	assert_non_null(fp);
+	assert_int_equal(fscanf(fp, "%ld %ld", &pages, &rss), 2);
+	fclose(fp);
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Receive until *have newlines have come in all, want (10 s at most). */
+static void read_lines(int fd, uint64_t *have, uint64_t want)
+{
+	static char buf[1 << 16];
+	struct timeval tv = { .tv_sec = 10 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (*have < want) {
+		ssize_t r = recv(fd, buf, sizeof(buf), 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			fail_msg("the server closed or stalled, %llu lines "
+				 "to come", (unsigned long long)(want - *have));
+		for (ssize_t i = 0; i < r; i++)
+			*have += buf[i] == '\n';
+	}
+}
+
+/* A client that reads all it asked for, but always some 1000 KB behind
+ * (less than the bound on what is unread): the server's memory for it
+ * stays within the bound, however much it is sent. */
+static void test_answer_bound(void **state)
+{
+	struct fx *f = *state;
+	static const char req[] = "{\"execute\": \"stats\"}\n";
+	char path[64], *a, batch[sizeof(req) * 64];
+	struct api_server *s = serve(f, path, sizeof(path));
+	int fd = dial(path);
+	size_t one;
+	unsigned int lag;
+	uint64_t sent = 0, have = 0;
+	struct mallinfo2 mi0, mi;
+	long rss0;
+
+	json_object_put(ok(f, "{\"execute\": \"latency\", \"arguments\": "
+			      "{\"on\": true}}"));
+	a = say(fd, req);
+	assert_non_null(a);
+	one = strlen(a) + 1;
+	free(a);
+	lag = (unsigned int)((1000u << 10) / one);
+	for (unsigned int i = 0; i < 64; i++)
+		memcpy(batch + i * (sizeof(req) - 1), req, sizeof(req) - 1);
+	for (unsigned int i = 0; i < lag; i++)
+		assert_int_equal(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL),
+				 (ssize_t)sizeof(req) - 1);
+	rss0 = rss_kib();
+	mi0 = mallinfo2();
+	/* 256 MB of answers, 64 asked and read at a time */
+	while ((uint64_t)sent * one < (256ull << 20)) {
+		assert_int_equal(send(fd, batch, 64 * (sizeof(req) - 1),
+				      MSG_NOSIGNAL),
+				 (ssize_t)(64 * (sizeof(req) - 1)));
+		sent += 64;
+		read_lines(fd, &have, sent);
+	}
+	print_message("%llu answers of %zu bytes, %u behind: RSS %+ld KiB\n",
+		      (unsigned long long)sent, one, lag, rss_kib() - rss0);
+	mi = mallinfo2();
+	print_message("malloc'd: %+lld KiB\n", (long long)((mi.hblkhd +
+		      mi.uordblks) - (mi0.hblkhd + mi0.uordblks)) / 1024);
+	assert_true(mi.hblkhd + mi.uordblks < mi0.hblkhd + mi0.uordblks +
+					      (16u << 20));
+#ifndef __SANITIZE_ADDRESS__
+	/* (ASan's malloc is its own: mallinfo says 0, and its quarantine
+	 * keeps what was freed resident) */
+	assert_true(rss_kib() - rss0 < 64 * 1024);
+#endif
+	close(fd);
+	api_server_stop(s, path);
+}
+
+/* An iothread held inside a signal handler: a backend that does not
+ * answer. */
+static int freeze_fds[2], frozen_fds[2];
+
+static void freeze_handler(int sig)
+{
+	char c;
+
+	(void)sig;
+	(void)!write(frozen_fds[1], "f", 1);
+	while (read(freeze_fds[0], &c, 1) < 0 && errno == EINTR)
+		;
+}
+
+static void freeze(pid_t tid)
+{
+	struct sigaction sa = { .sa_handler = freeze_handler };
+	struct pollfd p;
+	char c;
+
+	assert_int_equal(pipe2(freeze_fds, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(frozen_fds, O_CLOEXEC), 0);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	assert_true(tid > 0);
+	assert_int_equal(syscall(SYS_tgkill, getpid(), tid, SIGUSR1), 0);
+	p = (struct pollfd){ .fd = frozen_fds[0], .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(read(frozen_fds[0], &c, 1), 1);
+}
+
+static void thaw(void)
+{
+	assert_int_equal(write(freeze_fds[1], "t", 1), 1);
+	close(freeze_fds[1]);
+	close(frozen_fds[0]);
+	close(frozen_fds[1]);
+	/* freeze_fds[0]: the handler may still read it; left open. */
+}
+
+/* Pipelined pauses of a disk whose queue does not answer: the first
+ * waits pause_ms, the rest are answered at once; another client is
+ * served meanwhile, and the server stops within one wait. */
+static void test_pause_stream(void **state)
+{
+	struct fx *f = *state;
+	char path[64], lines[64 * 48] = "";
+	struct api_server *s;
+	uint64_t t0;
+	int c0, c1;
+
+	f->vm.pause_ms = 300;
+	fx_start(f);
+	s = serve(f, path, sizeof(path));
+	c0 = dial(path);
+	c1 = dial_served(path);
+	freeze(blk_dev_queue_tid(f->d[1], 0));
+	for (unsigned int i = 0; i < 40; i++)
+		strcat(lines, "{\"execute\": \"pause\", \"arguments\": "
+			      "{\"disk\": \"vdb\"}}\n");
+	t0 = mono_ns();
+	expect(c0, lines, "still in flight after 300 ms");
+	expect(c1, "{\"execute\": \"info\"}\n", "\"paused\":true");
+	for (unsigned int i = 1; i < 40; i++)
+		expect(c0, "", "still in flight");
+	print_message("40 pauses answered in %.2f s\n",
+		      (double)(mono_ns() - t0) / 1e9);
+	if (mono_ns() - t0 > 4000000000ull) { /* 40 waits: 12 s */
+		thaw();
+		fail_msg("each pause waited");
+	}
+	/* Pause and resume in turn: each pause waits; the stop is seen
+	 * between them. */
+	lines[0] = '\0';
+	for (unsigned int i = 0; i < 20; i++)
+		strcat(lines, "{\"execute\": \"resume\"}\n"
+			      "{\"execute\": \"pause\"}\n");
+	t0 = mono_ns();
+	expect(c0, lines, "\"return\"");
+	api_server_stop(s, path);
+	t0 = mono_ns() - t0;
+	thaw();
+	print_message("answered and stopped in %.2f s\n", (double)t0 / 1e9);
+	assert_true(t0 < 3000000000ull); /* 20 waits: 6 s */
+	close(c0);
+	close(c1);
+	json_object_put(ok(f, "{\"execute\": \"resume\"}"));
+}
+
+/* A thread's CPU time in ns from its /proc stat file, open already
+ * (no new fd: the test below leaves none to open). */
+static uint64_t cpu_ns_fd(int fd)
+{
+	char buf[512], *p;
+	unsigned long long ut = 0, st = 0;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+			 "%*u %llu %llu", &ut, &st) != 2)
+		return 0;
+	return (ut + st) * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* accept failing with EMFILE: the thread waits between tries, and
+ * takes the connection once it can. */
+static void test_accept_emfile(void **state)
+{
+	struct fx *f = *state;
+	char path[64];
+	struct api_server *s = serve(f, path, sizeof(path));
+	struct rlimit old, low;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	uint64_t cpu0, t0 = mono_ns();
+	int fd, probe, stat_fd;
+	pid_t tid;
+
+	/* The thread names itself once it runs. */
+	while (!(tid = api_tid()))
+		assert_true(mono_ns() - t0 < WAIT_NS);
+	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/task/%d/stat",
+		 tid);
+	stat_fd = open(a.sun_path, O_RDONLY | O_CLOEXEC);
+	assert_true(stat_fd >= 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	/* No fd above the highest open one. */
+	probe = dup(0);
+	assert_true(probe >= 0);
+	close(probe);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)probe;
+	cpu0 = cpu_ns_fd(stat_fd);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	/* Half a second: a spinning thread uses most of it. */
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 500000000ull &&
+	       cpu_ns_fd(stat_fd) - cpu0 < 200000000ull)
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	cpu0 = cpu_ns_fd(stat_fd) - cpu0;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	close(stat_fd);
+	print_message("accept failing for 0.5 s: %llu ms of the thread's CPU\n",
+		      (unsigned long long)(cpu0 / 1000000));
+	assert_true(cpu0 < 200000000ull);
+	expect(fd, "{\"execute\": \"info\"}\n", "\"cpus\":2");
+	close(fd);
+	api_server_stop(s, path);
+}
+
+/* ---- figures while the guest runs ------------------------------------ */
+
+/* stats with reset, over and over while both queues read: the intervals
+ * and what came after the last add up to every request made. */
+static void test_stats_reset_sums(void **state)
+{
+	struct fx *f = *state;
+	struct load l[2];
+	pthread_t t[2];
+	uint64_t sum = 0, reads = 0;
+	unsigned int n = 0;
+
+	fx_start(f);
+	for (unsigned int q = 0; q < 2; q++) {
+		l[q] = (struct load){ f, 0, q, 4096, mono_ns() + 1000000000ull, 0 };
+		assert_int_equal(pthread_create(&t[q], NULL, load_main, &l[q]), 0);
+	}
+	while (mono_ns() < l[0].end_ns) {
+		struct json_object *r = ok(f, "{\"execute\": \"stats\", "
+					      "\"arguments\": {\"disk\": \"vda\", "
+					      "\"reset\": true}}");
+
+		sum += u64_at(r, "disks.0.total.completed");
+		reads += u64_at(r, "disks.0.queues.0.reads") +
+			 u64_at(r, "disks.0.queues.1.reads");
+		json_object_put(r);
+		n++;
+	}
+	for (unsigned int q = 0; q < 2; q++)
+		pthread_join(t[q], NULL);
+	sum += stat_u64(f, "disks.0.total.completed");
+	reads += stat_u64(f, "disks.0.total.reads");
+	print_message("%u resets, %llu requests\n", n,
+		      (unsigned long long)(l[0].done + l[1].done));
+	assert_int_equal(sum, l[0].done + l[1].done);
+	assert_int_equal(reads, l[0].done + l[1].done);
+}
+
+/* ---- resize while the guest runs ------------------------------------- */
+
+struct writer {
+	struct fx *f;
+	unsigned int disk, q;
+	uint32_t type;
+	uint64_t sector;   /* where it reads or writes, again and again */
+	bool stop;         /* atomic */
+	uint64_t done, ioerr;
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED)) {
+		int st = io(w->f, w->disk, w->q, w->type, w->sector, 65536);
+
+		assert_true(st == 0 || st == VIRTIO_BLK_S_IOERR);
+		w->ioerr += st != 0;
+		__atomic_store_n(&w->done, w->done + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void writers(struct fx *f, struct writer *w, pthread_t *t, bool start,
+		    unsigned int disk, uint32_t type, uint64_t sector)
+{
+	for (unsigned int q = 0; q < 2; q++) {
+		if (start) {
+			w[q] = (struct writer){ f, disk, q, type, sector, false,
+						0, 0 };
+			assert_int_equal(pthread_create(&t[q], NULL,
+							writer_main, &w[q]), 0);
+		} else {
+			__atomic_store_n(&w[q].stop, true, __ATOMIC_RELAXED);
+			pthread_join(t[q], NULL);
+		}
+	}
+}
+
+/* Shrinking a file while the guest writes past the new end: the file
+ * ends where it was asked to, every time (a write checked against the
+ * old end must not run after the truncate). */
+static void test_shrink_writes(void **state)
+{
+	struct fx *f = *state;
+	struct writer w[2];
+	pthread_t t[2];
+	unsigned int i;
+
+	fx_start(f);
+	/* 64 KiB writes at 960 KiB, past a 512 KiB end */
+	writers(f, w, t, true, 1, VIRTIO_BLK_T_OUT, (960u << 10) / SECTOR);
+	for (i = 0; i < 300; i++) {
+		uint64_t n = __atomic_load_n(&w[0].done, __ATOMIC_ACQUIRE);
+		uint64_t end = mono_ns() + WAIT_NS;
+
+		/* Shrink just as the writer has made its next request. */
+		while (__atomic_load_n(&w[0].done, __ATOMIC_ACQUIRE) == n)
+			assert_true(mono_ns() < end);
+		json_object_put(ok(f, "{\"execute\": \"resize\", \"arguments\": "
+				      "{\"disk\": \"vdb\", \"size\": 524288, "
+				      "\"shrink\": true}}"));
+		if (file_size(f->path) != 512 << 10)
+			break;
+		json_object_put(ok(f, "{\"execute\": \"resize\", \"arguments\": "
+				      "{\"disk\": \"vdb\", \"size\": 1048576}}"));
+	}
+	writers(f, w, t, false, 0, 0, 0);
+	print_message("%u shrinks, %llu writes, %llu refused\n", i,
+		      (unsigned long long)(w[0].done + w[1].done),
+		      (unsigned long long)(w[0].ioerr + w[1].ioerr));
+	if (i < 300)
+		fail_msg("shrink %u: the file is %lld bytes, not 524288", i,
+			 (long long)file_size(f->path));
+	assert_true(w[0].done + w[1].done > 0);
+}
+
+/* A shrink the RAM disk refuses changes nothing the guest sees: reads
+ * at its end go on succeeding. */
+static void test_refused_resize(void **state)
+{
+	struct fx *f = *state;
+	struct writer w[2];
+	pthread_t t[2];
+
+	fx_start(f);
+	writers(f, w, t, true, 0, VIRTIO_BLK_T_IN, (DISK - 65536) / SECTOR);
+	for (unsigned int i = 0; i < 2000; i++)
+		err(f, "{\"execute\": \"resize\", \"arguments\": {\"disk\": "
+		    "\"vda\", \"size\": 524288, \"shrink\": true}}",
+		    "GenericError", "vda");
+	writers(f, w, t, false, 0, 0, 0);
+	print_message("%llu reads during 2000 refused shrinks, %llu IOERR\n",
+		      (unsigned long long)(w[0].done + w[1].done),
+		      (unsigned long long)(w[0].ioerr + w[1].ioerr));
+	assert_int_equal(w[0].ioerr + w[1].ioerr, 0);
+	assert_int_equal(config_capacity(f->d[0]), DISK / SECTOR);
+	assert_int_equal(f->config_changes[0], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -833,6 +1281,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_answer_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pause_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_accept_emfile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_reset_sums, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shrink_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_resize, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
