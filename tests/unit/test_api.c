@@ -951,8 +951,8 @@ static void test_answer_bound(void **state)
 				 (ssize_t)sizeof(req) - 1);
 	rss0 = rss_kib();
 	mi0 = mallinfo2();
-	/* 256 MB of answers, 64 asked and read at a time */
-	while ((uint64_t)sent * one < (256ull << 20)) {
+	/* 96 MB of answers, 64 asked and read at a time */
+	while ((uint64_t)sent * one < (96ull << 20)) {
 		assert_int_equal(send(fd, batch, 64 * (sizeof(req) - 1),
 				      MSG_NOSIGNAL),
 				 (ssize_t)(64 * (sizeof(req) - 1)));
@@ -969,7 +969,7 @@ static void test_answer_bound(void **state)
 #ifndef __SANITIZE_ADDRESS__
 	/* (ASan's malloc is its own: mallinfo says 0, and its quarantine
 	 * keeps what was freed resident) */
-	assert_true(rss_kib() - rss0 < 64 * 1024);
+	assert_true(rss_kib() - rss0 < 32 * 1024);
 #endif
 	close(fd);
 	api_server_stop(s, path);
