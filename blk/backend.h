@@ -18,6 +18,7 @@
 
 struct blk_opts;
 struct blk_backend;
+struct gmem;
 struct blk_bq;
 
 /* What open() learned about the disk. */
@@ -45,9 +46,13 @@ struct blk_backend_ops {
 		      unsigned int msglen);
 	/* A queue for one iothread: at most depth requests in flight (the
 	 * virtqueue's size); write_through: FLUSH was not negotiated, so a
-	 * write must be durable when it completes.  0 or -errno. */
+	 * write must be durable when it completes; mem (or NULL): the
+	 * memory the requests' buffers usually lie in, which the backend
+	 * may register with the kernel once for all requests.  0 or
+	 * -errno. */
 	int (*queue_open)(struct blk_backend *b, unsigned int depth,
-			  bool write_through, struct blk_bq **out);
+			  bool write_through, const struct gmem *mem,
+			  struct blk_bq **out);
 	/* Waits for in-flight requests, then frees the queue. */
 	void (*queue_close)(struct blk_bq *q);
 	/* BLK_SUBMIT_DONE: finished now, r->result set (reap() never

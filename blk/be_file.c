@@ -66,6 +66,7 @@ struct blk_bq {
 	const struct blk_backend *b;
 	int fd;            /* b->fd, or 0: the registered file */
 	uint8_t sqe_flags; /* IOSQE_FIXED_FILE when registered */
+	struct blk_uring_bufs bufs; /* guest memory, registered */
 	int wflags;        /* RWF_DSYNC when write-through */
 	int efd;
 	unsigned int depth;
@@ -319,6 +320,7 @@ static int choose_engine(const struct blk_opts *o, struct blk_backend *b,
 			 unsigned int msglen)
 {
 	struct io_uring ring;
+	struct blk_uring_bufs bufs;
 	bool fixed;
 	int efd, ret;
 
@@ -332,7 +334,7 @@ static int choose_engine(const struct blk_opts *o, struct blk_backend *b,
 	if (efd < 0)
 		return fail(msg, msglen, -errno, "%s: eventfd: %s", o->path,
 			    strerror(errno));
-	ret = blk_uring_open(&ring, 1, efd, b->fd, &fixed);
+	ret = blk_uring_open(&ring, 1, efd, b->fd, NULL, &fixed, &bufs);
 	if (!ret)
 		io_uring_queue_exit(&ring);
 	close(efd);
@@ -435,7 +437,8 @@ static int file_resize(struct blk_backend *b, uint64_t size, char *msg,
 /* ---- queues ---------------------------------------------------------- */
 
 static int file_queue_open(struct blk_backend *b, unsigned int depth,
-			   bool write_through, struct blk_bq **out)
+			   bool write_through, const struct gmem *mem,
+			   struct blk_bq **out)
 {
 	struct blk_bq *q;
 	unsigned int entries = 1;
@@ -464,7 +467,8 @@ static int file_queue_open(struct blk_backend *b, unsigned int depth,
 		ret = -errno;
 		goto err_free;
 	}
-	ret = blk_uring_open(&q->ring, entries, q->efd, b->fd, &fixed);
+	ret = blk_uring_open(&q->ring, entries, q->efd, b->fd, mem, &fixed,
+			     &q->bufs);
 	if (ret)
 		goto err_efd;
 	q->fd = fixed ? 0 : b->fd;
@@ -490,6 +494,25 @@ static int req_falloc_mode(const struct blk_backend *b,
 	return r->unmap ? b->wz_unmap_mode : b->wz_mode;
 }
 
+/* A read or write of one segment. */
+static void req_prep_one(struct blk_bq *q, struct io_uring_sqe *sqe,
+			 const struct blk_req *r, uint64_t off)
+{
+	void *p = r->iov[0].iov_base;
+	unsigned int len = (unsigned int)r->iov[0].iov_len;
+	int i = blk_uring_buf_index(&q->bufs, p, len);
+	bool in = r->type == VIRTIO_BLK_T_IN;
+
+	if (i >= 0 && in)
+		io_uring_prep_read_fixed(sqe, q->fd, p, len, off, i);
+	else if (i >= 0)
+		io_uring_prep_write_fixed(sqe, q->fd, p, len, off, i);
+	else if (in)
+		io_uring_prep_read(sqe, q->fd, p, len, off);
+	else
+		io_uring_prep_write(sqe, q->fd, p, len, off);
+}
+
 static void req_prep(struct blk_bq *q, struct io_uring_sqe *sqe,
 		     struct blk_req *r)
 {
@@ -497,23 +520,20 @@ static void req_prep(struct blk_bq *q, struct io_uring_sqe *sqe,
 	int mode;
 
 	/* One segment (the common case: a page) goes as a plain READ or
-	 * WRITE, which saves the kernel importing an iovec array. */
+	 * WRITE, which saves the kernel importing an iovec array, and as
+	 * READ_FIXED or WRITE_FIXED where it lies in registered memory,
+	 * which saves pinning its pages. */
 	switch (r->type) {
 	case VIRTIO_BLK_T_IN:
-		if (r->niov == 1)
-			io_uring_prep_read(sqe, q->fd, r->iov[0].iov_base,
-					   (unsigned int)r->iov[0].iov_len, off);
-		else
-			io_uring_prep_readv(sqe, q->fd, r->iov, r->niov, off);
-		break;
 	case VIRTIO_BLK_T_OUT:
 		if (r->niov == 1)
-			io_uring_prep_write(sqe, q->fd, r->iov[0].iov_base,
-					    (unsigned int)r->iov[0].iov_len,
-					    off);
+			req_prep_one(q, sqe, r, off);
+		else if (r->type == VIRTIO_BLK_T_IN)
+			io_uring_prep_readv(sqe, q->fd, r->iov, r->niov, off);
 		else
 			io_uring_prep_writev(sqe, q->fd, r->iov, r->niov, off);
-		sqe->rw_flags = q->wflags;
+		if (r->type == VIRTIO_BLK_T_OUT)
+			sqe->rw_flags = q->wflags;
 		break;
 	case VIRTIO_BLK_T_FLUSH:
 		io_uring_prep_fsync(sqe, q->fd, IORING_FSYNC_DATASYNC);

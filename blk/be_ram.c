@@ -134,11 +134,13 @@ static int ram_resize(struct blk_backend *b, uint64_t size, char *msg,
 }
 
 static int ram_queue_open(struct blk_backend *b, unsigned int depth,
-			  bool write_through, struct blk_bq **out)
+			  bool write_through, const struct gmem *mem,
+			  struct blk_bq **out)
 {
 	struct blk_bq *q;
 
 	(void)write_through; /* RAM: nothing is ever more durable */
+	(void)mem;           /* memcpy needs nothing registered */
 	if (!depth || depth > 65536)
 		return -EINVAL;
 	q = calloc(1, sizeof(*q));

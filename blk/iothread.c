@@ -549,7 +549,7 @@ static void blk_queue_run(struct blk_queue *q)
 {
 	/* The backend queue (an io_uring) belongs to this thread. */
 	int ret = q->ops->queue_open(q->backend, q->vq.size, q->write_through,
-				     &q->bq);
+				     q->vq.mem, &q->bq);
 
 	pthread_mutex_lock(&q->lock);
 	q->start_err = ret;
@@ -649,7 +649,7 @@ int blk_queue_start(struct blk_queue *q)
 	q->reset_sent = false;
 	if (q->sync) {
 		ret = q->ops->queue_open(q->backend, q->vq.size,
-					 q->write_through, &q->bq);
+					 q->write_through, q->vq.mem, &q->bq);
 		q->started = !ret;
 		return ret;
 	}

@@ -116,7 +116,7 @@ static const unsigned long irq_line_ioctls[] = { TCSETSW, KVM_IRQ_LINE };
 /* io_uring_register operations blk/uring.c makes before it enables the
  * ring; once enabled, the ring's restrictions refuse them anyway. */
 static const unsigned long iothread_uring_ops[] = {
-	IORING_REGISTER_EVENTFD, IORING_REGISTER_FILES,
+	IORING_REGISTER_EVENTFD, IORING_REGISTER_FILES, IORING_REGISTER_BUFFERS,
 	IORING_REGISTER_IOWQ_MAX_WORKERS, IORING_REGISTER_RESTRICTIONS,
 	IORING_REGISTER_ENABLE_RINGS,
 };

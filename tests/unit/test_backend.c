@@ -37,6 +37,7 @@
 #include "blk/backend.h"
 #include "blk/blk.h"
 #include "tests/support/syncrw.h"
+#include "virtio/gmem.h"
 
 #define DISK_SIZE (4u << 20)
 #define BUF_SIZE (1u << 20)
@@ -62,8 +63,15 @@ struct t {
 	struct blk_backend_info info;
 	struct blk_bq *q;
 	uint8_t *wbuf, *rbuf;
+	/* wbuf and rbuf as the guest's memory, which a backend may register
+	 * (the file backend's fixed buffers: one-segment requests in it go
+	 * as READ_FIXED and WRITE_FIXED). */
+	struct gmem mem;
+	uint8_t *mapped; /* MAPPED bytes of its own mapping, in mem too */
 	struct iovec iov[2][16];
 };
+
+#define MAPPED 8192u
 
 /* ---- helpers --------------------------------------------------------- */
 
@@ -157,7 +165,7 @@ static void disk_open(struct t *t, bool ro)
 static void queue_open(struct t *t, unsigned int depth, bool write_through)
 {
 	assert_int_equal(cfg->ops->queue_open(t->b, depth, write_through,
-					      &t->q), 0);
+					      &t->mem, &t->q), 0);
 }
 
 static int setup(void **state)
@@ -169,6 +177,12 @@ static int setup(void **state)
 	t->loop_fd = -1;
 	t->wbuf = xalloc(BUF_SIZE);
 	t->rbuf = xalloc(BUF_SIZE);
+	assert_int_equal(gmem_add(&t->mem, 0, BUF_SIZE, t->wbuf), 0);
+	assert_int_equal(gmem_add(&t->mem, 1ull << 32, BUF_SIZE, t->rbuf), 0);
+	t->mapped = mmap(NULL, MAPPED, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(t->mapped != MAP_FAILED);
+	assert_int_equal(gmem_add(&t->mem, 2ull << 32, MAPPED, t->mapped), 0);
 	if (cfg->dir) {
 		make_file(cfg->dir, DISK_SIZE, t->backing);
 		snprintf(t->path, sizeof(t->path), "%s", t->backing);
@@ -195,6 +209,7 @@ static int teardown(void **state)
 		unlink(t->backing);
 	free(t->wbuf);
 	free(t->rbuf);
+	munmap(t->mapped, MAPPED);
 	free(t);
 	return 0;
 }
@@ -780,6 +795,36 @@ static void test_rw_path(void **state)
 	assert_memory_equal(t->wbuf, t->rbuf, 8192);
 }
 
+/* A one-segment read into guest memory that the queue registered goes as
+ * READ_FIXED: into the pages as they were registered (pinned).  Seen by
+ * mapping a fresh page over the buffer after queue_open(): a fixed read
+ * lands in the old page and the new one stays zero; a plain read (the
+ * registration dropped, or never used) fills the new one. */
+static void test_fixed_buffers(void **state)
+{
+	struct t *t = *state;
+	struct blk_req r;
+	struct iovec wiov = { t->wbuf, 4096 }, miov = { t->mapped, 4096 };
+	static const uint8_t zero[4096];
+
+	open_rw(state, 8, false);
+	if (expect_sync(t))
+		skip(); /* no io_uring: nothing to register */
+	pattern(t->wbuf, 4096, 31);
+	req_set(&r, VIRTIO_BLK_T_OUT, 80, 4096, &wiov, 1);
+	assert_false(done_in_submit(t, &r));
+	assert_int_equal(r.result, VIRTIO_BLK_S_OK);
+	assert_true(mmap(t->mapped, 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+			 0) == t->mapped);
+	req_set(&r, VIRTIO_BLK_T_IN, 80, 4096, &miov, 1);
+	assert_false(done_in_submit(t, &r));
+	assert_int_equal(r.result, VIRTIO_BLK_S_OK);
+	if (memcmp(t->mapped, zero, sizeof(zero)))
+		fail_msg("%s: the read reached the page mapped after "
+			 "queue_open(): not a fixed buffer", cfg->name);
+}
+
 /* ---- tests: several queues on one disk ------------------------------ */
 
 struct mq_arg {
@@ -799,7 +844,8 @@ static void *mq_thread(void *p)
 	uint8_t *rbuf = aligned_alloc(4096, 65536);
 	struct iovec iov;
 
-	a->err = cfg->ops->queue_open(a->t->b, 8, false, &q);
+	/* Buffers outside any registered memory: plain reads and writes. */
+	a->err = cfg->ops->queue_open(a->t->b, 8, false, NULL, &q);
 	if (a->err || !buf || !rbuf)
 		goto out;
 	a->ok = true;
@@ -1204,7 +1250,7 @@ int main(int argc, char **argv)
 		T(test_discard),       T(test_write_zeroes),
 		T(test_many_inflight), T(test_eagain),
 		T(test_close_inflight), T(test_wait_fd),
-		T(test_rw_path),
+		T(test_rw_path),       T(test_fixed_buffers),
 		T(test_multiqueue),    T(test_truncated),
 		T(test_write_error),   T(test_short_fault),
 		T(test_open_errors),

@@ -175,7 +175,7 @@ static void test_arguments_are_checked(void **state)
 		{ SANDBOX_MAIN, "the main thread called ioctl",
 		  SYS_ioctl, -1, KVM_RUN, 0 },
 		{ SANDBOX_IOTHREAD, "the iothread called io_uring_register",
-		  SYS_io_uring_register, -1, IORING_REGISTER_BUFFERS, 0 },
+		  SYS_io_uring_register, -1, IORING_UNREGISTER_BUFFERS, 0 },
 		{ SANDBOX_IOTHREAD, "the iothread called io_uring_register",
 		  SYS_io_uring_register, -1, IORING_REGISTER_PERSONALITY, 0 },
 		{ SANDBOX_VCPU, "the vCPU thread called prctl",
