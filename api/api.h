@@ -17,9 +17,11 @@
  *   resize disk size [shrink] capacity in bytes; the guest is told
  *   limit disk [iops] [bw] [burst] | limit disk off
  *                             each at least 1; what a request costs:
- *                             one op (iops), and its bytes (bw) if it
- *                             moves data; a DISCARD moves none (one op,
- *                             no bytes, its range unread and unwritten)
+ *                             one op (iops), answered ones too (GET_ID,
+ *                             out of range, a bad chain); its bytes (bw)
+ *                             if it moves data: reads, writes and
+ *                             WRITE_ZEROES (as QEMU charges them); a
+ *                             DISCARD moves none (one op, no bytes)
  *   pause [disk] / resume [disk]
  *                             pause waits for what is in flight (at most
  *                             pause_ms), once: a disk paused already is

@@ -270,14 +270,20 @@ static __attribute__((noinline)) bool blk_queue_gate_open(struct blk_queue *q,
 	return false;
 }
 
-/* A limited disk: r, just parsed, takes its share of the buckets at
- * now, the time blk_queue_gate_open let it in. */
+/* A limited disk: r, just popped, takes its share of the buckets at
+ * now, the time blk_queue_gate_open let it in: one op, whatever it is
+ * (answered while parsing too: GET_ID, out of range, a bad chain), and
+ * its bytes if it moves data (reads, writes, and write-zeroes, as QEMU
+ * charges them; a discard moves none).  parsed: r is to be submitted. */
 static __attribute__((noinline)) void blk_queue_gate_take(struct blk_queue *q,
 							  const struct blk_req *r,
+							  bool parsed,
 							  uint64_t now)
 {
 	throttle_take(&q->gate->ops, 1, now);
-	if (r->type == VIRTIO_BLK_T_IN || r->type == VIRTIO_BLK_T_OUT)
+	if (parsed && (r->type == VIRTIO_BLK_T_IN ||
+		       r->type == VIRTIO_BLK_T_OUT ||
+		       r->type == VIRTIO_BLK_T_WRITE_ZEROES))
 		throttle_take(&q->gate->bytes, r->len, now);
 }
 
@@ -309,10 +315,13 @@ blk_queue_one(struct blk_queue *q)
 	lat = __atomic_load_n(q->latency_on, __ATOMIC_RELAXED);
 	t_pop = lat ? lat_now() : 0;
 	r = &q->reqs[head];
-	if (!blk_queue_parse(q, head, r))
+	if (!blk_queue_parse(q, head, r)) {
+		if (__builtin_expect(g & BLK_GATE_LIMITED, 0))
+			blk_queue_gate_take(q, r, false, now);
 		return 1;
+	}
 	if (__builtin_expect(g & BLK_GATE_LIMITED, 0))
-		blk_queue_gate_take(q, r, now);
+		blk_queue_gate_take(q, r, true, now);
 	r->t_submit = lat ? lat_now() : 0; /* 0: not measured (reap) */
 	ret = q->ops->submit(q->bq, r);
 	if (ret == BLK_SUBMIT_DONE) {

@@ -615,6 +615,64 @@ static void test_limit(void **state)
 	json_object_put(r);
 }
 
+/* One request on vda queue 0 whose readable part is len bytes at buf
+ * (a write-zeroes segment, say), or a GET_ID into 20 bytes: status. */
+static int io_raw(struct fx *f, uint32_t type, uint64_t sector, uint32_t len,
+		  bool in)
+{
+	struct drv_buf b = { f->buf, len, in };
+
+	return blkdrv_sync(&f->q[0][0], type, sector, &b, 1, false, NULL);
+}
+
+/* What the limits charge: a WRITE_ZEROES its length to bw= (as QEMU
+ * does), a request answered while parsing (GET_ID, out of range) one
+ * op; a DISCARD one op and no bytes. */
+static void test_limit_charges(void **state)
+{
+	struct fx *f = *state;
+	struct virtio_blk_discard_write_zeroes *seg =
+		fakemem_hva(&f->fm, f->buf);
+	uint64_t t0;
+
+	fx_start(f);
+	/* 2 MiB/s: three 1 MiB write-zeroes take a second at least. */
+	json_object_put(ok(f, "{\"execute\": \"limit\", \"arguments\": "
+			      "{\"disk\": \"vda\", \"bw\": 2097152}}"));
+	t0 = mono_ns();
+	for (unsigned int i = 0; i < 3; i++) {
+		*seg = (struct virtio_blk_discard_write_zeroes){
+			.sector = 0, .num_sectors = DISK / SECTOR };
+		assert_int_equal(io_raw(f, VIRTIO_BLK_T_WRITE_ZEROES, 0,
+					sizeof(*seg), false), 0);
+	}
+	print_message("3 MiB of write-zeroes at 2 MiB/s: %.2f s\n",
+		      (double)(mono_ns() - t0) / 1e9);
+	assert_true(mono_ns() - t0 >= 800000000ull);
+	/* Discards move no bytes: not held by bw. */
+	t0 = mono_ns();
+	for (unsigned int i = 0; i < 3; i++) {
+		*seg = (struct virtio_blk_discard_write_zeroes){
+			.sector = 0, .num_sectors = DISK / SECTOR };
+		assert_int_equal(io_raw(f, VIRTIO_BLK_T_DISCARD, 0,
+					sizeof(*seg), false), 0);
+	}
+	assert_true(mono_ns() - t0 < 800000000ull);
+	/* 5 ops/s: four GET_IDs and four reads past the end, 1.4 s. */
+	json_object_put(ok(f, "{\"execute\": \"limit\", \"arguments\": "
+			      "{\"disk\": \"vda\", \"iops\": 5}}"));
+	t0 = mono_ns();
+	for (unsigned int i = 0; i < 4; i++) {
+		assert_int_equal(io_raw(f, VIRTIO_BLK_T_GET_ID, 0, 20, true), 0);
+		assert_int_equal(io_raw(f, VIRTIO_BLK_T_IN, DISK / SECTOR, 512,
+					true), VIRTIO_BLK_S_IOERR);
+	}
+	print_message("8 answered requests at 5 ops/s: %.2f s\n",
+		      (double)(mono_ns() - t0) / 1e9);
+	assert_true(mono_ns() - t0 >= 1000000000ull);
+}
+
+
 /* ---- pause -------------------------------------------------------------- */
 
 static void test_pause(void **state)
@@ -1279,6 +1337,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resize, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shrink_waiting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limit_charges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answer_bound, setup, teardown),
