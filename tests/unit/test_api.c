@@ -603,12 +603,18 @@ static void test_limit(void **state)
 		      (unsigned long long)n * 64, secs);
 	assert_true((double)n * 65536 <= 1048576 * secs + 10486 + 2 * 65536);
 	assert_true((double)n * 65536 >= 1048576 * secs * 0.5);
-	/* Off: far more than either. */
+	/* Off: no request waits for a token any more.  Counted, not timed
+	 * (a rate over 400/s failed on the arm64 test host under load: 241
+	 * requests in 0.2 s). */
 	json_object_put(ok(f, "{\"execute\": \"limit\", \"arguments\": "
 			      "{\"disk\": \"vda\", \"off\": true}}"));
+	waits = stat_u64(f, "disks.0.total.throttle_waits");
 	n = load2(f, 0, 4096, 0.2);
-	print_message("off: %llu requests in 0.2 s\n", (unsigned long long)n);
-	assert_true(n > 400);
+	waits = stat_u64(f, "disks.0.total.throttle_waits") - waits;
+	print_message("off: %llu requests in 0.2 s, %llu waits for tokens\n",
+		      (unsigned long long)n, (unsigned long long)waits);
+	assert_true(n > 0);
+	assert_int_equal(waits, 0);
 	r = ok(f, "{\"execute\": \"info\"}");
 	assert_null(json_object_object_get(json_object_array_get_idx(
 		json_object_object_get(r, "disks"), 0), "limit"));
