@@ -8,9 +8,10 @@ is seen by the guest (/sys/block/vda/size), whose fio then writes and
 verifies the new space; `pause` with fio running leaves the file
 unchanged while it is copied, and after `resume` fio's verify passes.
 Another on a RAM disk: a limit of 1,000 IOPS from the command line and
-one of 20 MiB/s set through the socket are held by fio in the guest
-within 5 % over 10 s, and once the limit is lifted no request waits for
-tokens and fio goes above it.
+one of 20 MiB/s set through the socket are never exceeded by fio in
+the guest over 10 s, with requests sleeping for tokens (within 5 % below
+the limit too where the guest can go faster), and once the limit is
+lifted no request waits for tokens.
 
 The guest says when it needs the host ("API-WAIT STEP") and waits for
 the answer on its console; the host acts through `vmm ctl`, then
@@ -280,6 +281,7 @@ def test_limits(tmp_path):
     waits = {}
 
     def at_bw(sock):
+        waits["bw"] = disk_total(sock)["throttle_waits"]
         ctl(sock, "limit", "vda", "bw=20M")
 
     def at_off(sock):
@@ -296,12 +298,16 @@ def test_limits(tmp_path):
     print("limited: %.0f IOPS (limit 1000), %.0f bytes/s (limit %d), %d sleeps for tokens; "
           "lifted: %.0f IOPS, %d sleeps" % (iops, bw, 20 * MIB, waits["off"], free,
                                             waits["end"] - waits["off"]))
-    assert abs(iops - 1000) <= 50, iops
-    assert abs(bw - 20 * MIB) <= 0.05 * 20 * MIB, bw
-    # Lifted: no request waits for a token any more, and fio leaves the
-    # limit's band.  How far above it depends on the test host's speed
-    # (1,371 IOPS on a busy CI machine, over 3,000 on a quiet one), so
-    # the bound is only the band's edge; the sleep count is the exact check.
-    assert waits["off"] > 0, waits
+    # Each limit held: never above it, and requests slept for tokens
+    # while it was set (it bound them).  Within 5 % below it only where
+    # the guest can go faster than the limit: a busy test host's guest
+    # did 758 IOPS under iops=1000 (and 578 without a limit in another
+    # test of the same run).
+    assert iops <= 1050, iops
+    assert bw <= 1.05 * 20 * MIB, bw
+    assert waits["bw"] > 0 and waits["off"] > waits["bw"], waits
+    if free > 1100:
+        assert iops >= 950, (iops, free)
+    # Lifted: no request waits for a token any more, the exact check;
+    # how far fio then goes above the band depends on the test host.
     assert waits["end"] == waits["off"], waits
-    assert free > 1050, free
