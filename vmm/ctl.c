@@ -15,6 +15,7 @@
 #include "blk/blk.h"
 #include "host/clock.h"
 #include "host/json.h"
+#include "api/ctlfmt.h"
 #include "vmm/ctl.h"
 
 static const char usage_ctl[] =
@@ -113,41 +114,25 @@ static struct json_object *call(int fd, struct json_object *req,
 	return ans;
 }
 
-static uint64_t get_u64(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_uint64(v)
-						   : 0;
-}
-
-static const char *get_str(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) && v ?
-		       json_object_get_string(v) : NULL;
-}
-
 static void print_info(struct json_object *r)
 {
 	struct json_object *disks;
 
 	printf("%llu vCPUs, %llu MiB of memory, %s\n",
-	       (unsigned long long)get_u64(r, "cpus"),
-	       (unsigned long long)(get_u64(r, "mem") >> 20),
-	       get_str(r, "state"));
+	       (unsigned long long)json_get_u64(r, "cpus"),
+	       (unsigned long long)(json_get_u64(r, "mem") >> 20),
+	       json_get_str(r, "state"));
 	if (!json_object_object_get_ex(r, "disks", &disks))
 		return;
 	for (size_t i = 0; i < json_object_array_length(disks); i++) {
 		struct json_object *d = json_object_array_get_idx(disks, i);
 		struct json_object *f, *l, *b;
-		const char *path = get_str(d, "path");
+		const char *path = json_get_str(d, "path");
 
 		printf("%s  %s  %llu bytes  %llu queues%s%s%s\n",
-		       get_str(d, "name"), path ? path : "ram",
-		       (unsigned long long)get_u64(d, "size"),
-		       (unsigned long long)get_u64(d, "queues"),
+		       json_get_str(d, "name"), path ? path : "ram",
+		       (unsigned long long)json_get_u64(d, "size"),
+		       (unsigned long long)json_get_u64(d, "queues"),
 		       json_object_object_get_ex(d, "ro", &b) &&
 				       json_object_get_boolean(b) ? "  ro" : "",
 		       json_object_object_get_ex(d, "paused", &b) &&
@@ -156,9 +141,9 @@ static void print_info(struct json_object *r)
 				       json_object_get_boolean(b) ? "  latency on" : "");
 		if (json_object_object_get_ex(d, "limit", &l) && l)
 			printf("    limit: iops %llu, bw %llu bytes/s, burst %llu ms\n",
-			       (unsigned long long)get_u64(l, "iops"),
-			       (unsigned long long)get_u64(l, "bw"),
-			       (unsigned long long)get_u64(l, "burst"));
+			       (unsigned long long)json_get_u64(l, "iops"),
+			       (unsigned long long)json_get_u64(l, "bw"),
+			       (unsigned long long)json_get_u64(l, "burst"));
 		if (json_object_object_get_ex(d, "features", &f)) {
 			printf("    features:");
 			for (size_t j = 0; j < json_object_array_length(f); j++)
@@ -178,21 +163,21 @@ static void print_queue(const char *name, struct json_object *q)
 	       "%llu other), %llu bytes read, %llu written, %llu I/O errors, "
 	       "%llu in flight, %llu kicks, %llu interrupts, %llu poll hits, "
 	       "%llu throttle waits\n",
-	       name, (unsigned long long)get_u64(q, "completed"),
-	       (unsigned long long)get_u64(q, "reads"),
-	       (unsigned long long)get_u64(q, "writes"),
-	       (unsigned long long)get_u64(q, "flushes"),
-	       (unsigned long long)(get_u64(q, "others") +
-				    get_u64(q, "discards") +
-				    get_u64(q, "write_zeroes")),
-	       (unsigned long long)get_u64(q, "bytes_read"),
-	       (unsigned long long)get_u64(q, "bytes_written"),
-	       (unsigned long long)get_u64(q, "io_errors"),
-	       (unsigned long long)get_u64(q, "inflight"),
-	       (unsigned long long)get_u64(q, "kicks"),
-	       (unsigned long long)get_u64(q, "interrupts"),
-	       (unsigned long long)get_u64(q, "poll_hits"),
-	       (unsigned long long)get_u64(q, "throttle_waits"));
+	       name, (unsigned long long)json_get_u64(q, "completed"),
+	       (unsigned long long)json_get_u64(q, "reads"),
+	       (unsigned long long)json_get_u64(q, "writes"),
+	       (unsigned long long)json_get_u64(q, "flushes"),
+	       (unsigned long long)(json_get_u64(q, "others") +
+				    json_get_u64(q, "discards") +
+				    json_get_u64(q, "write_zeroes")),
+	       (unsigned long long)json_get_u64(q, "bytes_read"),
+	       (unsigned long long)json_get_u64(q, "bytes_written"),
+	       (unsigned long long)json_get_u64(q, "io_errors"),
+	       (unsigned long long)json_get_u64(q, "inflight"),
+	       (unsigned long long)json_get_u64(q, "kicks"),
+	       (unsigned long long)json_get_u64(q, "interrupts"),
+	       (unsigned long long)json_get_u64(q, "poll_hits"),
+	       (unsigned long long)json_get_u64(q, "throttle_waits"));
 	if (!json_object_object_get_ex(q, "latency", &lat) || !lat)
 		return;
 	for (unsigned int st = 0; st < LAT_STAGES; st++) {
@@ -202,11 +187,11 @@ static void print_queue(const char *name, struct json_object *q)
 			continue;
 		printf("    %-19s n=%llu p50=%.1fus p99=%.1fus p99.9=%.1fus "
 		       "max=%.1fus\n", lat_stage_name[st],
-		       (unsigned long long)get_u64(h, "count"),
-		       (double)get_u64(h, "p50") / 1e3,
-		       (double)get_u64(h, "p99") / 1e3,
-		       (double)get_u64(h, "p999") / 1e3,
-		       (double)get_u64(h, "max") / 1e3);
+		       (unsigned long long)json_get_u64(h, "count"),
+		       (double)json_get_u64(h, "p50") / 1e3,
+		       (double)json_get_u64(h, "p99") / 1e3,
+		       (double)json_get_u64(h, "p999") / 1e3,
+		       (double)json_get_u64(h, "max") / 1e3);
 	}
 }
 
@@ -225,7 +210,7 @@ static void print_stats(struct json_object *r)
 			continue;
 		for (size_t q = 0; q < json_object_array_length(qs); q++) {
 			snprintf(name, sizeof(name), "%s q%zu",
-				 get_str(d, "name"), q);
+				 json_get_str(d, "name"), q);
 			print_queue(name, json_object_array_get_idx(qs, q));
 		}
 	}
@@ -239,7 +224,7 @@ static int show(struct json_object *ans, const char *raw, const char *cmd,
 	struct json_object *r, *e;
 
 	if (json_object_object_get_ex(ans, "error", &e)) {
-		fprintf(stderr, "vmm ctl: %s: %s\n", cmd, get_str(e, "desc"));
+		fprintf(stderr, "vmm ctl: %s: %s\n", cmd, json_get_str(e, "desc"));
 		if (json)
 			puts(raw);
 		return 1;
@@ -255,85 +240,10 @@ static int show(struct json_object *ans, const char *raw, const char *cmd,
 	else if (!strcmp(cmd, "stats"))
 		print_stats(r);
 	else if (!strcmp(cmd, "resize"))
-		printf("%llu bytes\n", (unsigned long long)get_u64(r, "size"));
+		printf("%llu bytes\n", (unsigned long long)json_get_u64(r, "size"));
 	else
 		puts("ok");
 	return 0;
-}
-
-/* --every: INTERVAL as "1s", "500ms" or seconds ("0.5"). */
-static int parse_interval(const char *s, uint64_t *ns)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s)
-		return -1;
-	if (!strcmp(end, "ms"))
-		v /= 1e3;
-	else if (*end && strcmp(end, "s"))
-		return -1;
-	if (!(v >= 0.01 && v <= 86400)) /* NaN too */
-		return -1;
-	*ns = (uint64_t)(v * 1e9);
-	return 0;
-}
-
-/* One line per disk: rates over the interval since the last sample.
- * reset: each sample counts from the one before (stats --reset), so
- * cur alone is the interval's. */
-static void print_rates(FILE *out, struct json_object *prev,
-			struct json_object *cur, double secs, bool reset)
-{
-	struct json_object *pd, *cd;
-	char when[16];
-	time_t now = time(NULL);
-
-	strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
-	if (!json_object_object_get_ex(prev, "disks", &pd) ||
-	    !json_object_object_get_ex(cur, "disks", &cd))
-		return;
-	for (size_t i = 0; i < json_object_array_length(cd) &&
-			   i < json_object_array_length(pd); i++) {
-		struct json_object *p, *c, *qs;
-		uint64_t lat_p99 = 0;
-
-		json_object_object_get_ex(json_object_array_get_idx(pd, i),
-					  "total", &p);
-		json_object_object_get_ex(json_object_array_get_idx(cd, i),
-					  "total", &c);
-		if (json_object_object_get_ex(json_object_array_get_idx(cd, i),
-					      "queues", &qs)) {
-			for (size_t q = 0; q < json_object_array_length(qs); q++) {
-				struct json_object *l, *h;
-
-				if (json_object_object_get_ex(
-					    json_object_array_get_idx(qs, q),
-					    "latency", &l) && l &&
-				    json_object_object_get_ex(l,
-					    "submit_to_complete", &h) &&
-				    get_u64(h, "p99") > lat_p99)
-					lat_p99 = get_u64(h, "p99");
-			}
-		}
-#define RATE(k) ((double)(get_u64(c, k) - (reset ? 0 : get_u64(p, k))) / secs)
-		fprintf(out, "%s %s  reads/s %.0f  writes/s %.0f  read MiB/s %.2f  "
-		       "write MiB/s %.2f  in flight %llu  interrupts/s %.0f",
-		       when,
-		       get_str(json_object_array_get_idx(cd, i), "name"),
-		       RATE("reads"), RATE("writes"),
-		       RATE("bytes_read") / 1048576.0,
-		       RATE("bytes_written") / 1048576.0,
-		       (unsigned long long)get_u64(c, "inflight"),
-		       RATE("interrupts"));
-#undef RATE
-		if (lat_p99)
-			fprintf(out, "  backend p99 %.1fus (since %s)",
-				(double)lat_p99 / 1e3,
-				reset ? "the last sample" : "start");
-		fputc('\n', out);
-	}
-	fflush(out);
 }
 
 static int stats_every(int fd, struct json_object *req, uint64_t ns,
@@ -363,7 +273,7 @@ static int stats_every(int fd, struct json_object *req, uint64_t ns,
 		if (json)
 			puts(raw);
 		else if (prev)
-			print_rates(stdout, prev, r, (double)(now - t_prev) / 1e9,
+			ctl_print_rates(stdout, prev, r, (double)(now - t_prev) / 1e9,
 				    json_object_object_get_ex(args, "reset", NULL));
 		fflush(stdout);
 		free(raw);
@@ -407,7 +317,7 @@ static struct json_object *build(int argc, char **argv, uint64_t *every)
 				json_object_object_add(a, "reset",
 						       json_object_new_boolean(1));
 			} else if (!strcmp(argv[i], "--every") && i + 1 < argc) {
-				if (parse_interval(argv[++i], every)) {
+				if (ctl_parse_interval(argv[++i], every)) {
 					usage("bad interval '%s' (e.g. 1s, 500ms)",
 					      argv[i]);
 					goto bad;

@@ -1,6 +1,5 @@
-/* `vmm ctl`'s own parsing and printing (vmm/ctl.c, included: its
- * helpers are static): --every's interval, and the rates it prints with
- * and without --reset. */
+/* `vmm ctl`'s own parsing and printing (api/ctlfmt.c): --every's
+ * interval, and the rates it prints with and without --reset. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,27 +7,31 @@
 
 #include <cmocka.h>
 
-#include "vmm/ctl.c"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ctlfmt.h"
 
 static void test_interval(void **state)
 {
 	uint64_t ns = 0;
 
 	(void)state;
-	assert_int_equal(parse_interval("1s", &ns), 0);
+	assert_int_equal(ctl_parse_interval("1s", &ns), 0);
 	assert_int_equal(ns, 1000000000ull);
-	assert_int_equal(parse_interval("500ms", &ns), 0);
+	assert_int_equal(ctl_parse_interval("500ms", &ns), 0);
 	assert_int_equal(ns, 500000000ull);
-	assert_int_equal(parse_interval("0.5", &ns), 0);
+	assert_int_equal(ctl_parse_interval("0.5", &ns), 0);
 	assert_int_equal(ns, 500000000ull);
-	assert_int_equal(parse_interval("nan", &ns), -1);
-	assert_int_equal(parse_interval("nans", &ns), -1);
-	assert_int_equal(parse_interval("-nan", &ns), -1);
-	assert_int_equal(parse_interval("inf", &ns), -1);
-	assert_int_equal(parse_interval("0", &ns), -1);
-	assert_int_equal(parse_interval("-1s", &ns), -1);
-	assert_int_equal(parse_interval("5ms", &ns), -1);
-	assert_int_equal(parse_interval("2d", &ns), -1);
+	assert_int_equal(ctl_parse_interval("nan", &ns), -1);
+	assert_int_equal(ctl_parse_interval("nans", &ns), -1);
+	assert_int_equal(ctl_parse_interval("-nan", &ns), -1);
+	assert_int_equal(ctl_parse_interval("inf", &ns), -1);
+	assert_int_equal(ctl_parse_interval("0", &ns), -1);
+	assert_int_equal(ctl_parse_interval("-1s", &ns), -1);
+	assert_int_equal(ctl_parse_interval("5ms", &ns), -1);
+	assert_int_equal(ctl_parse_interval("2d", &ns), -1);
 }
 
 /* A stats answer with one disk whose total read n requests. */
@@ -50,7 +53,7 @@ static char *rates(uint64_t prev, uint64_t cur, bool reset)
 	FILE *out = open_memstream(&buf, &len);
 
 	assert_non_null(out);
-	print_rates(out, p, c, 2.0, reset);
+	ctl_print_rates(out, p, c, 2.0, reset);
 	fclose(out);
 	json_object_put(p);
 	json_object_put(c);
