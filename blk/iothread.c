@@ -297,7 +297,7 @@ blk_queue_one(struct blk_queue *q)
 	struct blk_req *r;
 	uint64_t t_pop;
 	uint16_t head;
-	bool lat;
+	bool lat, parsed;
 	/* Relaxed: whatever mix of old and new limit a request sees is
 	 * safe (the buckets' fields are atomics; a rate of 0 never waits). */
 	unsigned int g = __atomic_load_n(&q->gate->active, __ATOMIC_RELAXED);
@@ -315,13 +315,11 @@ blk_queue_one(struct blk_queue *q)
 	lat = __atomic_load_n(q->latency_on, __ATOMIC_RELAXED);
 	t_pop = lat ? lat_now() : 0;
 	r = &q->reqs[head];
-	if (!blk_queue_parse(q, head, r)) {
-		if (__builtin_expect(g & BLK_GATE_LIMITED, 0))
-			blk_queue_gate_take(q, r, false, now);
-		return 1;
-	}
+	parsed = blk_queue_parse(q, head, r);
 	if (__builtin_expect(g & BLK_GATE_LIMITED, 0))
-		blk_queue_gate_take(q, r, true, now);
+		blk_queue_gate_take(q, r, parsed, now);
+	if (!parsed)
+		return 1;
 	r->t_submit = lat ? lat_now() : 0; /* 0: not measured (reap) */
 	ret = q->ops->submit(q->bq, r);
 	if (ret == BLK_SUBMIT_DONE) {
@@ -553,12 +551,25 @@ static void blk_queue_set_state(struct blk_queue *q, enum blk_qstate st)
 	pthread_cond_broadcast(&q->cond);
 }
 
+/* The backend queue (an io_uring), opened and closed by the thread that
+ * serves the queue: it belongs to that thread. */
+static int blk_queue_open_backend(struct blk_queue *q)
+{
+	return q->ops->queue_open(q->backend, q->vq.size, q->write_through,
+				  q->vq.mem, &q->bq);
+}
+
+static void blk_queue_close_backend(struct blk_queue *q)
+{
+	blk_queue_drain_inflight(q);
+	q->ops->queue_close(q->bq);
+	q->bq = NULL;
+}
+
 /* One run of the queue, from DRIVER_OK (or Bus Master Enable) to stop. */
 static void blk_queue_run(struct blk_queue *q)
 {
-	/* The backend queue (an io_uring) belongs to this thread. */
-	int ret = q->ops->queue_open(q->backend, q->vq.size, q->write_through,
-				     q->vq.mem, &q->bq);
+	int ret = blk_queue_open_backend(q);
 
 	pthread_mutex_lock(&q->lock);
 	q->start_err = ret;
@@ -567,9 +578,7 @@ static void blk_queue_run(struct blk_queue *q)
 	if (ret)
 		return;
 	blk_queue_loop(q);
-	blk_queue_drain_inflight(q);
-	q->ops->queue_close(q->bq);
-	q->bq = NULL;
+	blk_queue_close_backend(q);
 	pthread_mutex_lock(&q->lock);
 	blk_queue_set_state(q, BLK_Q_IDLE);
 	pthread_mutex_unlock(&q->lock);
@@ -657,8 +666,7 @@ int blk_queue_start(struct blk_queue *q)
 
 	q->reset_sent = false;
 	if (q->sync) {
-		ret = q->ops->queue_open(q->backend, q->vq.size,
-					 q->write_through, q->vq.mem, &q->bq);
+		ret = blk_queue_open_backend(q);
 		q->started = !ret;
 		return ret;
 	}
@@ -679,9 +687,7 @@ void blk_queue_stop(struct blk_queue *q)
 	if (!q->started)
 		return;
 	if (q->sync) {
-		blk_queue_drain_inflight(q);
-		q->ops->queue_close(q->bq);
-		q->bq = NULL;
+		blk_queue_close_backend(q);
 		q->started = false;
 		return;
 	}
