@@ -320,7 +320,6 @@ static int choose_engine(const struct blk_opts *o, struct blk_backend *b,
 			 unsigned int msglen)
 {
 	struct io_uring ring;
-	struct blk_uring_bufs bufs;
 	bool fixed;
 	int efd, ret;
 
@@ -334,7 +333,7 @@ static int choose_engine(const struct blk_opts *o, struct blk_backend *b,
 	if (efd < 0)
 		return fail(msg, msglen, -errno, "%s: eventfd: %s", o->path,
 			    strerror(errno));
-	ret = blk_uring_open(&ring, 1, efd, b->fd, NULL, &fixed, &bufs);
+	ret = blk_uring_open(&ring, 1, efd, b->fd, NULL, &fixed, NULL);
 	if (!ret)
 		io_uring_queue_exit(&ring);
 	close(efd);

@@ -49,7 +49,8 @@ static int blk_uring_init(struct io_uring *ring, unsigned int entries)
 	};
 	int ret = -EINVAL;
 
-	for (unsigned int i = 0; i < 4 && ret == -EINVAL; i++) {
+	for (size_t i = 0; i < sizeof(try) / sizeof(try[0]) && ret == -EINVAL;
+	     i++) {
 		/* The default CQ is twice the SQ: with at most depth
 		 * requests in flight it never overflows. */
 		struct io_uring_params p = {
@@ -90,6 +91,8 @@ static void blk_uring_register_mem(struct io_uring *ring,
 	struct iovec iov[BLK_URING_MAX_BUFS];
 	unsigned int n = 0;
 
+	if (!bufs)
+		return;
 	bufs->n = 0;
 	for (unsigned int r = 0; mem && r < mem->nr; r++) {
 		for (uint64_t off = 0; off < mem->r[r].size;

@@ -32,9 +32,10 @@ struct blk_uring_bufs {
 
 /* A ring of at least entries SQEs whose completions signal efd; fd is
  * registered when the kernel allows (*fixed then true: use index 0 with
- * IOSQE_FIXED_FILE), and so is mem (may be NULL) into *bufs, where the
- * kernel allows (a memlock limit may refuse it: plain reads and writes
- * then).  0 or -errno (the ring is not left open). */
+ * IOSQE_FIXED_FILE), and so is mem (may be NULL) into *bufs (may be
+ * NULL: none asked) where the kernel allows (a memlock limit may refuse
+ * it: plain reads and writes then).  0 or -errno (the ring is not left
+ * open). */
 int blk_uring_open(struct io_uring *ring, unsigned int entries, int efd,
 		   int fd, const struct gmem *mem, bool *fixed,
 		   struct blk_uring_bufs *bufs);
