@@ -147,6 +147,8 @@ $(O)/bench/devbench: $(O)/bench/devbench.o $(O)/bench/fiojson.o $(TEST_SUP_OBJ) 
 # VMM has no use for it.
 $(O)/bench/fiojson.o: CFLAGS += $(JSONC_CFLAGS)
 $(O)/tests/test_fiojson: $(O)/bench/fiojson.o
+# vmm/'s terminal handling, tested without KVM.
+$(O)/tests/test_term: $(O)/obj/vmm/term.o
 $(O)/tests/test_fiojson: LDLIBS += $(JSONC_LIBS)
 
 # The fuzz targets built by the normal compiler with a main() that replays

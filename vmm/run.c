@@ -148,11 +148,17 @@ static void machine_wait(struct machine *m, int sfd)
 
 static int machine_start(struct machine *m)
 {
-	bool tty;
+	enum term_state tty = term_take(STDIN_FILENO);
 	int r;
 
-	tty = term_raw(STDIN_FILENO);
-	r = serial_start_input(&m->serial, STDIN_FILENO, tty, on_quit, m);
+	/* A terminal in another's hands is not read either (SIGTTIN would
+	 * stop the VMM): the console has no input then (fd -1). */
+	if (tty == TERM_AWAY)
+		pr_info("console: stdin is a terminal this process does not "
+			"own (in the background?): no console input");
+	r = serial_start_input(&m->serial,
+			       tty == TERM_AWAY ? -1 : STDIN_FILENO,
+			       tty == TERM_RAW, on_quit, m);
 	if (r) {
 		pr_err("cannot start the console input: %s", strerror(-r));
 		return r;

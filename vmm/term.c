@@ -1,4 +1,5 @@
-/* Terminal raw mode, restored at exit and on fatal signals. */
+/* Terminal raw mode, restored at exit and on fatal signals; a terminal
+ * that is not ours (the VMM in the background) left alone. */
 #include "vmm/term.h"
 
 #include <signal.h>
@@ -40,20 +41,34 @@ static void term_catch_fatal(void)
 		sigaction(sigs[i], &sa, NULL);
 }
 
-bool term_raw(int fd)
+/* Ours to change: a terminal whose foreground process group is this
+ * process's.  Anything else (started with '&', moved there by the shell's
+ * job control, or a terminal that is not this process's controlling one)
+ * belongs to someone else: tcsetattr() from a background process group
+ * stops it with SIGTTOU, and a read() with SIGTTIN. */
+static bool term_ours(int fd)
+{
+	pid_t fg = tcgetpgrp(fd);
+
+	return fg >= 0 && fg == getpgrp();
+}
+
+enum term_state term_take(int fd)
 {
 	struct termios t;
 
-	if (!isatty(fd) || tcgetattr(fd, &term_saved) < 0)
-		return false;
+	if (!isatty(fd))
+		return TERM_NONE;
+	if (!term_ours(fd) || tcgetattr(fd, &term_saved) < 0)
+		return TERM_AWAY;
 	t = term_saved;
 	cfmakeraw(&t);
 	t.c_oflag |= OPOST | ONLCR; /* our own messages keep their lines */
 	t.c_cc[VMIN] = 1;
 	t.c_cc[VTIME] = 0;
 	if (tcsetattr(fd, TCSADRAIN, &t) < 0)
-		return false;
+		return TERM_AWAY;
 	term_fd = fd;
 	term_catch_fatal();
-	return true;
+	return TERM_RAW;
 }
