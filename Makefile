@@ -147,7 +147,10 @@ $(O)/bench/devbench: $(O)/bench/devbench.o $(O)/bench/fiojson.o $(TEST_SUP_OBJ) 
 # VMM has no use for it.
 $(O)/bench/fiojson.o: CFLAGS += $(JSONC_CFLAGS)
 $(O)/tests/test_fiojson: $(O)/bench/fiojson.o
-# vmm/'s terminal handling, tested without KVM.
+# vmm/'s option parser and terminal handling, tested without KVM (the
+# parser calls blk/'s: libcore.a again after it).
+$(O)/tests/test_cmdline: $(O)/obj/vmm/cmdline.o
+$(O)/tests/test_cmdline: LDLIBS := $(O)/libcore.a $(LDLIBS)
 $(O)/tests/test_term: $(O)/obj/vmm/term.o
 $(O)/tests/test_fiojson: LDLIBS += $(JSONC_LIBS)
 

@@ -2,6 +2,7 @@
 #include "vmm/cmdline.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@ static const struct option run_opts[] = {
 	{ "kernel", required_argument, NULL, 'k' },
 	{ "initrd", required_argument, NULL, 'i' },
 	{ "params", required_argument, NULL, 'p' },
+	{ "nodefaults", no_argument, NULL, 'n' },
 	{ "mem", required_argument, NULL, 'm' },
 	{ "cpus", required_argument, NULL, 'c' },
 	{ "disk", required_argument, NULL, 'd' },
@@ -86,6 +88,39 @@ static int check_stats_path(const char *path, char *msg, size_t msglen)
 	return 0;
 }
 
+/* The kernel command line: the defaults (none with --nodefaults), then
+ * each -p in the order given, one space between, as kvmtool builds its
+ * own.  Kept here: vmm_config points into it. */
+static char cmdline_buf[VMM_CMDLINE_MAX];
+
+static int cmdline_join(struct vmm_config *c, const char *const *params,
+			unsigned int nparams, bool nodefaults, char *msg,
+			size_t msglen)
+{
+	size_t n = 0, len;
+
+	cmdline_buf[0] = 0;
+	if (!nodefaults)
+		n = (size_t)snprintf(cmdline_buf, sizeof(cmdline_buf), "%s",
+				     VMM_DEFAULT_PARAMS);
+	for (unsigned int i = 0; i < nparams; i++) {
+		len = strlen(params[i]);
+		if (!len)
+			continue;
+		if (n + !!n + len >= sizeof(cmdline_buf)) {
+			snprintf(msg, msglen, "--params: command line too long "
+				 "(over %d bytes)", VMM_CMDLINE_MAX - 1);
+			return -1;
+		}
+		if (n)
+			cmdline_buf[n++] = ' ';
+		memcpy(cmdline_buf + n, params[i], len + 1);
+		n += len;
+	}
+	c->params = cmdline_buf;
+	return 0;
+}
+
 /* optarg of option name, "on" or "off", into *on. */
 static int parse_on_off(const char *name, bool *on, char *msg, size_t msglen)
 {
@@ -121,7 +156,6 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 	switch (o) {
 	case 'k': c->kernel = optarg; return 0;
 	case 'i': c->initrd = optarg; return 0;
-	case 'p': c->params = optarg; return 0;
 	case 'v': (*verbose)++; return 0;
 	case 'm':
 		if (!blk_parse_size(optarg, &c->mem))
@@ -161,20 +195,35 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
 				  int *verbose, char *msg, size_t msglen)
 {
+	const char *params[CMDLINE_MAX_PARAMS];
+	unsigned int nparams = 0;
+	bool nodefaults = false;
 	int o;
 
 	memset(c, 0, sizeof(*c));
 	c->mem = VMM_DEFAULT_MEM;
 	c->pin = VMM_PIN_FOLLOW;
 	c->cpus = 1;
-	c->params = VMM_DEFAULT_PARAMS;
 	c->api_fd = -1;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":k:i:p:m:c:d:vh", run_opts,
+	while ((o = getopt_long(argc, argv, ":k:i:p:nm:c:d:vh", run_opts,
 				NULL)) != -1) {
 		if (o == 'h')
 			return CMDLINE_HELP;
+		if (o == 'n') {
+			nodefaults = true;
+			continue;
+		}
+		if (o == 'p') {
+			if (nparams == CMDLINE_MAX_PARAMS) {
+				snprintf(msg, msglen, "--params: at most %d",
+					 CMDLINE_MAX_PARAMS);
+				return CMDLINE_ERROR;
+			}
+			params[nparams++] = optarg;
+			continue;
+		}
 		if (o == ':' || o == '?') {
 			snprintf(msg, msglen, o == ':' ?
 				 "option '%s' needs an argument" :
@@ -193,6 +242,8 @@ enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
 		snprintf(msg, msglen, "missing --kernel %s", arch_kernel_format);
 		return CMDLINE_ERROR;
 	}
+	if (cmdline_join(c, params, nparams, nodefaults, msg, msglen))
+		return CMDLINE_ERROR;
 	for (unsigned int i = 0; i < c->ndisks; i++) {
 		if (!c->disk[i].queues)
 			c->disk[i].queues = c->cpus < BLK_MAX_QUEUES ?

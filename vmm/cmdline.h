@@ -7,12 +7,20 @@
 
 #include "vmm/machine.h"
 
+/* The kernel command line's defaults; -p's words follow them (as
+ * kvmtool's -p follows its own), --nodefaults leaves them out. */
 #define VMM_DEFAULT_PARAMS "console=ttyS0 reboot=k panic=-1"
+/* More than any kernel takes (x86: the setup header's cmdline_size,
+ * 2048 for Debian's; arm64: 2048): the architecture's check says how
+ * much its kernel takes. */
+#define VMM_CMDLINE_MAX 8192
+#define CMDLINE_MAX_PARAMS 64
 
 enum cmdline_result { CMDLINE_OK, CMDLINE_HELP, CMDLINE_ERROR };
 
 /* Parses argv[1..] of `vmm run` (argv[0] is "run"); disk specs are
- * parsed in place.  On CMDLINE_ERROR msg holds one line. */
+ * parsed in place.  c->params points to a buffer of this module's, the
+ * last call's.  On CMDLINE_ERROR msg holds one line. */
 enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
 				  int *verbose, char *msg, size_t msglen);
 

@@ -66,8 +66,12 @@ static const char usage_run_head[] =
 	"\n";
 static const char usage_run[] =
 	"  -i, --initrd FILE     initial RAM disk\n"
-	"  -p, --params CMDLINE  kernel command line\n"
-	"                        (default: \"" VMM_DEFAULT_PARAMS "\")\n"
+	"  -p, --params WORDS    kernel parameters, after the defaults\n"
+	"                        \"" VMM_DEFAULT_PARAMS "\"\n"
+	"                        (as kvmtool's -p: a later panic= overrides);\n"
+	"                        -p again appends more\n"
+	"  -n, --nodefaults      leave the defaults out: the kernel command\n"
+	"                        line is -p's words alone\n"
 	"  -m, --mem SIZE        guest RAM (default 512M)\n"
 	"  -c, --cpus N          vCPUs (default 1, at most 64)\n"
 	"  -d, --disk SPEC       add a virtio-blk disk (vda, vdb, ... in order):\n"
