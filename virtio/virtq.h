@@ -4,7 +4,7 @@
  * DRIVER_OK a queue is touched by exactly one thread.  Supports
  * VERSION_1, EVENT_IDX and INDIRECT_DESC.
  *
- * Outcomes for a hostile guest (DESIGN.md, "Guest input is hostile"):
+ * Outcomes for a hostile guest (ARCHITECTURE.md, "Guest input"):
  *  - a bad chain: virtq_pop() returns -EBADMSG with elem->head set; the
  *    caller returns that head with used.len = 0.  Counted.
  *    An indirect table may sit at any address in RAM, may follow direct

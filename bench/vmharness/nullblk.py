@@ -13,7 +13,7 @@ import re
 CONFIGFS = "/sys/kernel/config/nullb"
 NAME = re.compile(r"^nullb[a-z0-9_]{1,16}$")
 
-# The defaults a comparison uses (DESIGN.md "Harness and measurement").
+# The defaults a comparison uses (ARCHITECTURE.md, "Bench method").
 DEFAULTS = {"bs": 512, "completion_ns": 10000, "size_mib": 1024}
 
 

@@ -4,7 +4,7 @@
  * three times: on a RAM disk, on a file in /tmp (io_uring) and on a file
  * in /dev/shm (tmpfs: served synchronously by the file backend).  Every
  * row of
- * DESIGN.md "Guest input is hostile":
+ * ARCHITECTURE.md "Guest input":
  *
  *  - a bad request: status UNSUPP or IOERR, the disk is unchanged;
  *  - a bad chain: the head comes back with used.len = 0, its status byte
