@@ -49,8 +49,8 @@ import os
 import sys
 import time
 
-from . import (arm64peers, boot, cpuid, deaths, exitcost, lockup, mainjob, paths, plan, profile,
-               pytestrun, standing, testhost, vmbench)
+from . import (arm64peers, boot, cpuid, deaths, exitcost, lockup, mainjob, nullblk, paths, plan,
+               profile, pytestrun, standing, testhost, vmbench)
 
 COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost", "lockup", "exitcost",
             "arm64-peers", "report")
@@ -126,6 +126,20 @@ def write_meta(args):
                          if k in os.environ},
             "testhost_qemu": (out([os.environ.get("TESTHOST_QEMU", "qemu-system-x86_64"),
                                    "--version"]) or "").split("\n")[0]}
+    # Each configuration's own binary (bin=), where it runs one: the
+    # sha256 above is build/vmm's.
+    bins = {}
+    for c in getattr(args, "config", None) or ():
+        for kv in c.partition(":")[2].split(","):
+            k, _, v = kv.partition("=")
+            if k == "bin" and v not in bins:
+                try:
+                    with open(v, "rb") as f:
+                        bins[v] = hashlib.sha256(f.read()).hexdigest()
+                except OSError:
+                    bins[v] = None
+    if bins:
+        meta["bin_sha256"] = bins
     # kvmtool, where a profile runs the default one (a rebuild from
     # another tarball would change it).
     if any(c.split(":")[0] == "kvmtool" and "bin=" not in c for c in getattr(args, "config", None) or ()):
@@ -166,6 +180,11 @@ def main(argv):
         sp.add_argument("--disk-mb", type=int, default=disk_mb)
         sp.add_argument("--disk-dir", default="/tmp",
                         help="where the backing file goes (default /tmp: tmpfs in the test host)")
+        sp.add_argument("--backing", default="file",
+                        help="file (in --disk-dir) or nullb[:bs=B,completion_ns=N]: a "
+                        "memory-backed null_blk device of --disk-mb in the test host, "
+                        "opened with O_DIRECT by every VMM (defaults bs=512, "
+                        "completion_ns=10000)")
         sp.add_argument("--kernel", choices=("bzimage", "vmlinux"), default="vmlinux")
         sp.add_argument("--seed", type=int, default=None)
         sp.add_argument("--boot-timeout", type=int, default=240)
@@ -248,6 +267,10 @@ def main(argv):
     ap64.add_argument("-o", "--out", help="default bench/results/arm64-peers-YYYYMMDD-HHMM")
     args = ap.parse_args(argv)
     args.argv = argv
+    try:  # a bad --backing stops here, not inside the test host
+        nullblk.parse_spec(getattr(args, "backing", None))
+    except ValueError as e:
+        ap.error(str(e))
 
     if args.cmd == "arm64-peers":
         args.config = args.config or ["vmm-ram", "vmm-file", "kvmtool-file"]

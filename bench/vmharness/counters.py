@@ -6,7 +6,9 @@
 - ExitReasons: exits by hardware reason from the kvm:kvm_exit tracepoint
   (a tracefs histogram keyed by thread and reason), for the VMM's threads.
 - Threads: per thread of the VMM process, CPU time on the CPU and waiting
-  for one (/proc/PID/task/TID/schedstat, ns) and context switches
+  for one (/proc/PID/task/TID/schedstat, ns), the part of it spent in
+  the guest (guest_time of /proc/PID/task/TID/stat: a vCPU's time inside
+  KVM_RUN's guest mode, in clock ticks), and context switches
   (voluntary = the thread slept, involuntary = it was preempted), grouped
   by kind (vcpu, iothread, io-wq, main, other) from the thread's name
   (ours, QEMU's and kvmtool's names).
@@ -106,8 +108,24 @@ def thread_kind(tid, pid, comm):
     return "other"
 
 
+# guest_time's unit (USER_HZ) and its place in /proc/PID/task/TID/stat:
+# field 43 (proc(5)), the 41st after the ")" that ends the thread's name.
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+STAT_GUEST_TIME = 40
+
+
+def guest_ns(stat_text):
+    """A thread's time in guest mode (ns) from its stat line; 0 where the
+    line cannot be read."""
+    fields = (stat_text or "").rpartition(")")[2].split()
+    try:
+        return int(fields[STAT_GUEST_TIME]) * 1000000000 // CLK_TCK
+    except (IndexError, ValueError):
+        return 0
+
+
 def threads(pid):
-    """{tid: {comm, kind, run_ns, wait_ns, vcsw, ivcsw}}."""
+    """{tid: {comm, kind, run_ns, wait_ns, guest_ns, vcsw, ivcsw}}."""
     out = {}
     for t in glob.glob("/proc/%d/task/*" % pid):
         tid = int(os.path.basename(t))
@@ -120,6 +138,7 @@ def threads(pid):
             continue
         out[tid] = {"comm": comm, "kind": thread_kind(tid, pid, comm),
                     "run_ns": int(sched[0]), "wait_ns": int(sched[1]),
+                    "guest_ns": guest_ns(_read(t + "/stat")),
                     "vcsw": int(m1.group(1)) if m1 else 0,
                     "ivcsw": int(m2.group(1)) if m2 else 0}
     return out
@@ -130,12 +149,11 @@ def threads_by_kind(before, after):
     born during the phase counts from 0)."""
     kinds = {}
     for tid, a in after.items():
-        b = before.get(tid, {"run_ns": 0, "wait_ns": 0, "vcsw": 0, "ivcsw": 0})
-        k = kinds.setdefault(a["kind"], {"threads": 0, "run_ns": 0,
-                                         "wait_ns": 0, "vcsw": 0, "ivcsw": 0})
+        k = kinds.setdefault(a["kind"], {"threads": 0, "run_ns": 0, "wait_ns": 0,
+                                         "guest_ns": 0, "vcsw": 0, "ivcsw": 0})
         k["threads"] += 1
-        for f in ("run_ns", "wait_ns", "vcsw", "ivcsw"):
-            k[f] += a[f] - b[f]
+        for f in ("run_ns", "wait_ns", "guest_ns", "vcsw", "ivcsw"):
+            k[f] += a.get(f, 0) - before.get(tid, {}).get(f, 0)
     return kinds
 
 

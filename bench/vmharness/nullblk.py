@@ -28,6 +28,28 @@ def unavailable():
     return None
 
 
+def parse_spec(spec):
+    """--backing SPEC (file, or nullb[:bs=B,completion_ns=N]) as
+    {"kind": "file"} or {"kind": "nullb", "bs", "completion_ns"};
+    ValueError with one line when a key or value is wrong, so that a
+    plan is refused before anything boots."""
+    kind, _, rest = (spec or "file").partition(":")
+    if kind == "file" and not rest:
+        return {"kind": "file"}
+    if kind != "nullb":
+        raise ValueError("--backing %s: file or nullb[:bs=B,completion_ns=N]" % spec)
+    b = {"kind": "nullb", "bs": DEFAULTS["bs"], "completion_ns": DEFAULTS["completion_ns"]}
+    for kv in filter(None, rest.split(",")):
+        k, _, v = kv.partition("=")
+        if k not in ("bs", "completion_ns") or not v.isdigit():
+            raise ValueError("--backing %s: '%s': bs=512|1024|2048|4096 or completion_ns=N"
+                             % (spec, kv))
+        b[k] = int(v)
+    if b["bs"] not in (512, 1024, 2048, 4096):
+        raise ValueError("--backing %s: bs=%d: 512, 1024, 2048 or 4096" % (spec, b["bs"]))
+    return b
+
+
 def _write(d, attr, value):
     with open(os.path.join(d, attr), "w") as f:
         f.write("%s\n" % value)
@@ -69,6 +91,21 @@ def create(name, size_mib=DEFAULTS["size_mib"], bs=DEFAULTS["bs"],
     remove(name)
     raise RuntimeError("null_blk %s: powered on but neither /dev/%s nor %s appeared"
                        % (name, name, alt))
+
+
+def filled(name, size_mib, backing, submit_queues=2):
+    """/dev/NAME made anew as BACKING (parse_spec's) says, every block
+    written once: a memory-backed null_blk allocates a block on its first
+    write, and reads of a block never written return zeros without a
+    copy, which would flatter every reader."""
+    remove(name)
+    dev = create(name, size_mib=size_mib, bs=backing["bs"],
+                 completion_ns=backing["completion_ns"], submit_queues=submit_queues)
+    zero = bytes(1 << 20)
+    with open(dev, "wb") as f:
+        for _ in range(size_mib):
+            f.write(zero)
+    return dev
 
 
 def remove(name):

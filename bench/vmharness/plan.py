@@ -7,7 +7,7 @@ import random
 import subprocess
 import time
 
-from . import cmdlines, testhost
+from . import cmdlines, nullblk, testhost
 
 
 def parse_config(spec):
@@ -27,9 +27,25 @@ def guest_extra(cfg):
     return " ".join(w for w in cfg["opts"].get("append", "").split("+") if w)
 
 
+# The plan's null_blk device (--backing nullb), made in run_plan.
+NULLB_NAME = "nullbvmh"
+
+
 def data_disk(args, name):
     """The data disk every run gets: a file of args.disk_mb in
-    args.disk_dir, its blocks allocated (not sparse), made once."""
+    args.disk_dir, its blocks allocated (not sparse), made once; with
+    --backing nullb[:...], a null_blk device of that size instead, made
+    anew and written once, opened with O_DIRECT by every VMM.  A test
+    host that cannot make one stops the plan with one line (status 2),
+    before any guest boots."""
+    backing = nullblk.parse_spec(getattr(args, "backing", None))
+    if backing["kind"] == "nullb":
+        why = nullblk.unavailable()
+        if why:
+            print("vmbench: --backing %s: %s" % (args.backing, why), flush=True)
+            raise SystemExit(2)
+        dev = nullblk.filled(NULLB_NAME, args.disk_mb, backing, submit_queues=args.queues)
+        return {"path": dev, "serial": "data", "direct": True, "backing": backing}
     path = os.path.join(args.disk_dir, name)
     if not (os.path.exists(path) and os.path.getsize(path) == args.disk_mb << 20):
         subprocess.run(["fallocate", "-l", "%dM" % args.disk_mb, path], check=True)

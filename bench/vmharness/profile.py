@@ -78,23 +78,63 @@ KVMTOOL_OPTS = ("name", "bin", "jobs", "append", "queues", "kernel")
 KERNEL_KINDS = ("bzimage", "vmlinux")
 
 
-def parse_config(spec):
-    """plan.parse_config, and kvmtool[:name=L,bin=PATH,jobs=A+B,append=W1+W2]:
-    kvmtool (lkvm run) with the same kernel (its bzImage: kvmtool loads
-    no ELF), initrd, vCPUs, memory, command line and data disk file."""
-    kind, _, rest = spec.partition(":")
-    if kind in ("vmm", "qemu"):
-        return plan.parse_config(spec)
-    if kind != "kvmtool":
-        raise ValueError("configuration must start with vmm, qemu or kvmtool: " + spec)
+# QEMU's options here.  release=10: QEMU 10.0 from Debian's backports
+# (tests/testhost/emulator.sh unpacks it under build/testhost/qemu), with
+# vqmap=on (iothread-vq-mapping: one IOThread per virtqueue) unless told;
+# bin=PATH: another QEMU; iothread=off: none; aio=: QEMU's drive aio=.
+QEMU_OPTS = ("name", "bin", "jobs", "append", "queues", "kernel", "iothread",
+             "pin", "aio", "release", "vqmap")
+QEMU_RELEASES = {"10": os.path.join(paths.BUILD, "testhost", "qemu", "qemu-system-x86_64")}
+EMULATOR_SH = os.path.join(paths.REPO, "tests", "testhost", "emulator.sh")
+CHOICES = {"iothread": ("on", "off"), "vqmap": ("on", "off"), "pin": ("on", "off"),
+           "aio": ("io_uring", "native", "threads"), "release": tuple(QEMU_RELEASES)}
+# host: the test host's own fio on the data disk, the job as the guests
+# run it (the physical limit); it takes only a name and jobs.
+HOST_OPTS = ("name", "jobs")
+HOST_FIO = os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio")
+
+
+def _opts(kind, rest, spec, allowed):
     try:
         opts = dict(kv.split("=", 1) for kv in rest.split(",") if kv)
     except ValueError:
-        raise ValueError("kvmtool options are KEY=VALUE: " + spec)
-    bad = sorted(k for k in opts if k not in KVMTOOL_OPTS)
+        raise ValueError("%s options are KEY=VALUE: %s" % (kind, spec))
+    bad = sorted(k for k in opts if k not in allowed)
     if bad:
-        raise ValueError("kvmtool takes no %s (only %s): %s" % (
-            ", ".join(bad), ", ".join(KVMTOOL_OPTS), spec))
+        raise ValueError("%s takes no %s (only %s): %s" % (
+            kind, ", ".join(bad), ", ".join(allowed), spec))
+    for k, v in opts.items():
+        if k in CHOICES and v not in CHOICES[k]:
+            raise ValueError("%s: %s=%s: one of %s" % (spec, k, v, ", ".join(CHOICES[k])))
+    return opts
+
+
+def parse_config(spec):
+    """plan.parse_config (vmm), qemu[:k=v,...] with QEMU_OPTS, host[:name=L,
+    jobs=A+B], and kvmtool[:name=L,bin=PATH,jobs=A+B,append=W1+W2]:
+    kvmtool (lkvm run) with the same kernel (its bzImage: kvmtool loads
+    no ELF), initrd, vCPUs, memory, command line and data disk file."""
+    kind, _, rest = spec.partition(":")
+    if kind == "vmm":
+        return plan.parse_config(spec)
+    if kind == "qemu":
+        opts = _opts(kind, rest, spec, QEMU_OPTS)
+        if "release" in opts:
+            if "bin" in opts:
+                raise ValueError("%s: release= or bin=, not both" % spec)
+            opts["bin"] = QEMU_RELEASES[opts.pop("release")]
+            opts.setdefault("vqmap", "on")
+        if opts.get("vqmap") == "on" and opts.get("iothread") == "off":
+            raise ValueError("%s: vqmap=on gives each queue an IOThread; iothread=off "
+                             "contradicts it" % spec)
+        name = opts.pop("name", spec)
+        return {"kind": kind, "name": name, "opts": opts}
+    if kind == "host":
+        opts = _opts(kind, rest, spec, HOST_OPTS)
+        return {"kind": kind, "name": opts.pop("name", "host"), "opts": opts}
+    if kind != "kvmtool":
+        raise ValueError("configuration must start with vmm, qemu, kvmtool or host: " + spec)
+    opts = _opts(kind, rest, spec, KVMTOOL_OPTS)
     if opts.get("queues", "1") != "1":
         raise ValueError("kvmtool's virtio-blk has one queue: " + spec)
     if opts.get("kernel") in KERNEL_KINDS:
@@ -113,8 +153,17 @@ def prepare(configs):
         r = subprocess.run([PEERS_X86], stdout=subprocess.PIPE, text=True)
         if r.returncode != 0 or not os.access(KVMTOOL_BIN, os.X_OK):
             raise ValueError("kvmtool: %s failed (status %d)" % (PEERS_X86, r.returncode))
+    if any(c["opts"].get("bin") in QEMU_RELEASES.values() for c in cfgs if c["kind"] == "qemu"):
+        r = subprocess.run([EMULATOR_SH], stdout=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise ValueError("qemu:release=10: %s could not fetch Debian's backported "
+                             "qemu-system-x86 (status %d)" % (EMULATOR_SH, r.returncode))
+    if any(c["kind"] == "host" for c in cfgs) and not os.access(HOST_FIO, os.X_OK):
+        raise ValueError("host: no fio at %s (VMBENCH_HOST_FIO)" % HOST_FIO)
     for c in cfgs:
         b = c["opts"].get("bin")
+        if c["kind"] == "qemu" and b and not os.access(b, os.X_OK):
+            raise ValueError("qemu: bin=%s is not an executable file" % b)
         if c["kind"] == "kvmtool" and b and not os.access(b, os.X_OK):
             raise ValueError("kvmtool: bin=%s is not an executable file" % b)
         if "modules" in c["opts"]:
@@ -187,8 +236,11 @@ def guest_argv(cfg, cmdline, disk, args):
         return cmdlines.kvmtool_argv(bzimage, paths.INITRD, cmdline, args.mem,
                                      args.cpus, [d], cfg["opts"].get("bin", KVMTOOL_BIN))
     d["iothread"] = cfg["opts"].get("iothread", "on") == "on"
+    d["vqmap"] = cfg["opts"].get("vqmap") == "on"
+    if "aio" in cfg["opts"]:
+        d["aio"] = cfg["opts"]["aio"]
     return cmdlines.qemu_argv(bzimage, paths.INITRD, cmdline, args.mem,
-                              args.cpus, [d])
+                              args.cpus, [d], qemu_bin=cfg["opts"].get("bin", "qemu-system-x86_64"))
 
 
 def api_socket():
@@ -257,7 +309,33 @@ def pin_qemu_threads(pid):
     return placed
 
 
+def host_run(cfg, job, disk, log_path):
+    """The test host's own fio on the data disk, JOBS[job] as a guest
+    runs it: the physical limit beside the VMMs' guests."""
+    argv = [HOST_FIO, "--eta=never", "--output-format=json",
+            "--filename=" + disk["path"]] + JOBS[job]
+    if not disk.get("direct"):  # a file on tmpfs: no O_DIRECT there
+        argv = [a for a in argv if a != "--direct=1"]
+    t0 = time.time()
+    with open(log_path, "w") as log:
+        log.write(" ".join(argv) + "\n")
+        log.flush()
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=log, text=True)
+    rec = {"config": cfg["name"], "job": job, "rc": p.returncode, "log": log_path,
+           "seconds": round(time.time() - t0, 1)}
+    try:
+        doc = json.loads(p.stdout[p.stdout.index("{"):])
+    except ValueError:
+        doc = None
+    rec["outcome"] = "clean" if p.returncode == 0 and doc else "no-result"
+    if rec["outcome"] == "clean":
+        rec["fio"] = fiojson.summary(doc)
+    return rec
+
+
 def one_run(cfg, job, disk, args, log_path):
+    if cfg["kind"] == "host":
+        return host_run(cfg, job, disk, log_path)
     script = guestrun.fio_script(job, JOBS[job])
     if cfg["kind"] == "kvmtool":
         script = KVMTOOL_SCRIPT_HEAD + script
@@ -350,6 +428,8 @@ def run_plan(args):
 def per_request(rec):
     """One run's figures divided by its I/Os."""
     ios = rec["fio"]["ios"] or 1
+    if "counters" not in rec:  # the test host's own fio: no VMM to count
+        return {"iops": rec["fio"]["iops"], "lat_mean_us": rec["fio"]["lat_mean_us"]}
     c = rec["counters"]
     k = c["kvm"]
     out = {"iops": rec["fio"]["iops"], "lat_mean_us": rec["fio"]["lat_mean_us"],
@@ -367,6 +447,15 @@ def per_request(rec):
     # IPIs, each queue's vector), where the host's counters say how many.
     for name, per_cpu in (rec.get("guest_irqs") or {}).items():
         out["guest_irq:" + name] = sum(per_cpu) / ios
+    # The VMM process's CPU split: its vCPUs' time in the guest (the
+    # guest's own work, whoever hosts it) and the rest, the VMM's own
+    # cost (vCPU exits handled in KVM and in user space, iothreads, the
+    # kernel's io_uring and io-wq work on its behalf).
+    run = sum(t["run_ns"] for t in c["threads"].values())
+    guest = sum(t.get("guest_ns", 0) for t in c["threads"].values())
+    if any("guest_ns" in t for t in c["threads"].values()):
+        out["cpu_us:guest"] = guest / 1e3 / ios
+        out["cpu_us:vmm_own"] = (run - guest) / 1e3 / ios
     for kind, t in c["threads"].items():
         out["cpu_us:" + kind] = t["run_ns"] / 1e3 / ios
         out["wait_us:" + kind] = t["wait_ns"] / 1e3 / ios
@@ -433,22 +522,22 @@ def paired_ratio(runs, job, base, other, key="iops"):
 
 
 def ratio_lines(runs, configs, job):
+    """Each of our configurations against every baseline that ran the
+    job: vmm-X against qemu-X where there is one (else every QEMU), against
+    kvmtool-X (else kvmtool), and against the test host's own fio; and
+    kvmtool against QEMU."""
     out = []
-    for c in configs[1:]:
-        if c.startswith("qemu"):
-            continue  # baselines are not compared with each other
-        # vmm-X is compared with qemu-X where there is one, else with the
-        # first configuration.
-        base = "qemu" + c[3:] if c.startswith("vmm") and "qemu" + c[3:] in configs else configs[0]
-        if base == c or not any(r["config"] == c and r["job"] == job for r in runs):
+    ran = [c for c in configs if any(r["config"] == c and r["job"] == job for r in runs)]
+    qemus = [b for b in ran if b.startswith("qemu")]
+    for c in ran:
+        if c.startswith("kvmtool"):  # the two peers, QEMU the base
+            out += [_ratio_line(runs, job, b, c) for b in qemus]
+        if not c.startswith("vmm"):
             continue
-        bases = [base]
-        # vmm-X beside kvmtool too: kvmtool-X where there is one, else
-        # kvmtool (which has one queue whatever X is).
-        if c.startswith("vmm"):
-            kt = "kvmtool" + c[3:] if "kvmtool" + c[3:] in configs else "kvmtool"
-            if kt in configs:
-                bases.append(kt)
+        bases = ["qemu" + c[3:]] if c[3:] and "qemu" + c[3:] in qemus else qemus
+        kt = "kvmtool" + c[3:] if "kvmtool" + c[3:] in ran else "kvmtool"
+        bases += [kt] if kt in ran else []
+        bases += [b for b in ran if b.startswith("host")]
         for b in bases:
             out.append(_ratio_line(runs, job, b, c))
     return out
@@ -493,9 +582,8 @@ def analyse(out_dir):
         if r["job"] not in jobs:
             jobs.append(r["job"])
     parts = []
-    qemus = [c for c in configs if c.startswith("qemu")]
-    kvmtools = [c for c in configs if c.startswith("kvmtool")]
-    configs = qemus + kvmtools + [c for c in configs if c not in qemus + kvmtools]  # baselines first
+    base = [c for p in ("host", "qemu", "kvmtool") for c in configs if c.startswith(p)]
+    configs = base + [c for c in configs if c not in base]  # baselines first
     for job in jobs:
         parts.append(table(runs, configs, job))
         parts.append("\n".join(ratio_lines(runs, configs, job)))

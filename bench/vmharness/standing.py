@@ -92,6 +92,12 @@ def _one_queue(entry):
     return "--queues 1" in entry["meta"].get("command", "")
 
 
+def _backing(entry):
+    """The kind of a profile's data disk: file, or nullb (--backing)."""
+    m = re.search(r"--backing[ =](\S+)", entry["meta"].get("command", ""))
+    return m.group(1).partition(":")[0] if m else "file"
+
+
 # ---- words from intervals -------------------------------------------------
 
 def fmt_ratio(r):
@@ -128,7 +134,7 @@ def _data_line(entry, what=""):
              "- Machine: %s" % machine]
     if m.get("git_head"):
         lines.append("- Code: %s%s, vmm sha256 %s..." % (
-            m["git_head"][:7], " (with uncommitted changes)" if m.get("git_dirty") == "True" else "",
+            m["git_head"][:7], " (with uncommitted changes)" if m.get("git_dirty") in (True, "True") else "",
             m.get("vmm_sha256", "?")[:12]))
     return lines
 
@@ -155,7 +161,7 @@ def x86_rows(entries, one_queue=False, base="qemu", other="vmm", jobs=X86_JOBS):
     rows = []
     for job in jobs:
         for e in entries:
-            if e["kind"] != "profile" or _one_queue(e) != one_queue:
+            if e["kind"] != "profile" or _one_queue(e) != one_queue or _backing(e) != "file":
                 continue
             runs = plan.load_runs(e["dir"])
             r = _profile_pairs(runs, job, base, other, "iops")
@@ -311,6 +317,119 @@ def arm64_section(entries):
     out.append("")
     for e in _unique(runs[b] for b in bases):
         out += _data_line(e, " (%s)" % ", ".join(b for b in bases if runs[b] is e))
+    return out
+
+
+# ---- x86-64 on a real block device ------------------------------------------
+
+# The roles of a null_blk profile's configurations, from its command's -c
+# options: (role, column title, test of the parsed configuration).
+NULLB_ROLES = (
+    ("host", "the test host's fio", lambda c: c["kind"] == "host"),
+    ("qemu10", "QEMU 10.0", lambda c: c["kind"] == "qemu"
+     and c["opts"].get("bin") == profile.QEMU_RELEASES["10"] and c["opts"].get("vqmap") == "on"),
+    ("qemu", "QEMU 7.2", lambda c: c["kind"] == "qemu" and not c["opts"]),
+    ("kvmtool", "kvmtool", lambda c: c["kind"] == "kvmtool" and not c["opts"]),
+    ("vmm", "ours", lambda c: c["kind"] == "vmm" and not c["opts"]),
+    ("vmm-poll0", "ours, poll=0", lambda c: c["kind"] == "vmm" and c["opts"] == {"poll": "0"}),
+)
+NULLB_PEERS = ("host", "qemu10", "qemu", "kvmtool")
+# The jobs of the null_blk headline (issue 47's targets).
+NULLB_JOBS = ("randread-4k", "randwrite-4k", "seed-randread")
+
+
+def nullb_roles(entry):
+    """{role: configuration name} of a null_blk profile's command."""
+    words = entry["meta"].get("command", "").split()
+    out = {}
+    for i, w in enumerate(words[:-1]):
+        if w not in ("-c", "--config"):
+            continue
+        try:
+            c = profile.parse_config(words[i + 1])
+        except ValueError:
+            continue
+        for role, _, test in NULLB_ROLES:
+            if test(c) and role not in out:
+                out[role] = c["name"]
+    return out
+
+
+def nullb_rows(entries, jobs=NULLB_JOBS):
+    """Per job, the newest null_blk profile with ours and a peer paired
+    at least twice: [{job, entry, roles, iops: {role: ratio of ours to
+    it}, cpu: {role: mean VMM CPU us per request of its own}, cpu_r:
+    {role: ours / it, VMM's own CPU per request}, ours, died}]."""
+    rows = []
+    for job in jobs:
+        for e in entries:
+            if e["kind"] != "profile" or _backing(e) != "nullb":
+                continue
+            roles = nullb_roles(e)
+            if "vmm" not in roles:
+                continue
+            runs = plan.load_runs(e["dir"])
+            ours = roles["vmm"]
+            iops = {r: _profile_pairs(runs, job, roles[r], ours, "iops")
+                    for r in NULLB_PEERS if r in roles}
+            iops = {r: v for r, v in iops.items() if v["n"] >= 2}
+            if not iops:
+                continue
+            cpu = {r: _mean(runs, job, roles[r], "cpu_us:vmm_own")
+                   for r in ("vmm", "vmm-poll0", "qemu10", "qemu", "kvmtool") if r in roles}
+            cpu_r = {r: _profile_pairs(runs, job, roles[r], ours, "cpu_us:vmm_own")
+                     for r in ("qemu10", "qemu", "kvmtool") if r in roles}
+            ran = [x for x in runs if x["job"] == job]
+            rows.append({"job": job, "entry": e, "roles": roles, "iops": iops,
+                         "cpu": {r: v for r, v in cpu.items() if v is not None},
+                         "cpu_r": {r: v for r, v in cpu_r.items() if v["n"] >= 2},
+                         "ours": _mean(runs, job, ours, "iops"),
+                         "died": (sum(1 for x in ran if "fio" not in x), len(ran))})
+            break
+    return rows
+
+
+def _title(role):
+    return next(t for r, t, _ in NULLB_ROLES if r == role)
+
+
+def nullb_section(entries):
+    rows = nullb_rows(entries, X86_JOBS + tuple(j for j in profile.JOBS if j not in X86_JOBS))
+    if not rows:
+        return []
+    peers = [r for r in NULLB_PEERS if any(r in row["iops"] for row in rows)]
+    out = ["The data disk is a null_blk device in the test host (memory-backed, "
+           "completion after 10 us by a timer, 512-byte blocks unless the command "
+           "says otherwise), opened with O_DIRECT by every VMM: ours through "
+           "io_uring, QEMU with cache=none,aio=io_uring; \"the test host's fio\" "
+           "is the same job run on the same device without a VM, the physical limit.  "
+           "CPU: the VMM process's CPU time over the measured phase less its vCPUs' "
+           "time in the guest (guest_time), per request.", "",
+           "| job | ours IOPS | %s | VMM's own CPU us per request: %s | data |" % (
+               " | ".join("ours / %s, IOPS (95%% CI, pairs)" % _title(p) for p in peers),
+               ", ".join(_title(r) for r in ("vmm", "vmm-poll0", "qemu10", "qemu", "kvmtool")
+                         if any(r in row["cpu"] for row in rows))),
+           "|---|---:|" + "---|" * len(peers) + "---|---|"]
+    for row in rows:
+        cells = []
+        for p in peers:
+            r = row["iops"].get(p)
+            cells.append("**%s** %s, %d" % (fmt_ratio(r), verdict(r), r["n"]) if r else "-")
+        cpu = ", ".join("%.1f" % row["cpu"][r] for r in ("vmm", "vmm-poll0", "qemu10", "qemu",
+                                                         "kvmtool") if r in row["cpu"])
+        out.append("| %s | %.0f | %s | %s | %s |" % (row["job"], row["ours"], " | ".join(cells),
+                                                     cpu or "-", row["entry"]["name"]))
+    out.append("")
+    for row in rows:
+        words = ["ours / %s %s (%s)" % (_title(p), fmt_ratio(r), verdict(r, "more", "less"))
+                 for p, r in row["cpu_r"].items()]
+        if words:
+            out.append("VMM's own CPU per request, %s: %s." % (row["job"], "; ".join(words)))
+    died = [sum(r["died"][0] for r in rows), sum(r["died"][1] for r in rows)]
+    out.append("Runs without a result in these directories (run again): %d of %d." % tuple(died))
+    out.append("")
+    for e in _unique(r["entry"] for r in rows):
+        out += _data_line(e, " (jobs %s)" % ", ".join(r["job"] for r in rows if r["entry"] is e))
     return out
 
 
@@ -574,11 +693,13 @@ def seed004_peers_section(entries):
 # ---- the page ----------------------------------------------------------------
 
 SECTIONS = (
-    ("x86-64: ours beside QEMU, per job (2 queues, one per vCPU)",
-     lambda es: x86_section(es, False)),
-    ("x86-64: ours beside QEMU with one queue", lambda es: x86_section(es, True)),
-    ("x86-64: ours beside kvmtool (ours with one queue per vCPU, kvmtool's one queue)",
-     lambda es: x86_section(es, False, "kvmtool", "kvmtool")),
+    ("x86-64 on a block device (null_blk, O_DIRECT): ours beside the test host's own fio "
+     "and QEMU (2 vCPUs, 2 queues)", nullb_section),
+    ("x86-64 on tmpfs: ours beside QEMU, per job (2 queues, one per vCPU; ours serves "
+     "a tmpfs file in its iothread, without io_uring)", lambda es: x86_section(es, False)),
+    ("x86-64 on tmpfs: ours beside QEMU with one queue", lambda es: x86_section(es, True)),
+    ("x86-64 on tmpfs: ours beside kvmtool (ours with one queue per vCPU, kvmtool's one "
+     "queue)", lambda es: x86_section(es, False, "kvmtool", "kvmtool")),
     ("arm64: ours beside kvmtool and QEMU", arm64_section),
     ("x86-64: the control socket's cost (polled every second, a limit far above the disk)",
      api_section),
@@ -615,10 +736,18 @@ def headline_rows(root=ROOT):
     both architectures, and the device alone against the host's fio,
     from the same data as RESULTS.md: [{where, job, peer, r, data}]."""
     entries = scan(root)
-    rows = [{"where": "x86-64", "job": r["job"], "peer": "QEMU", "r": r["iops"],
-             "data": r["entry"]["name"]} for r in x86_rows(entries, jobs=HEADLINE_JOBS)]
+    rows = []
+    nullb = nullb_rows(entries)
+    for r in nullb:  # on a block device where there is such data
+        for p in NULLB_PEERS:
+            if p in r["iops"]:
+                rows.append({"where": "x86-64, null_blk", "job": r["job"], "peer": _title(p),
+                             "r": r["iops"][p], "data": r["entry"]["name"]})
+    if not nullb:
+        rows += [{"where": "x86-64, tmpfs", "job": r["job"], "peer": "QEMU 7.2", "r": r["iops"],
+                  "data": r["entry"]["name"]} for r in x86_rows(entries, jobs=HEADLINE_JOBS)]
     for r in x86_rows(entries, other="vmm", base="kvmtool", jobs=HEADLINE_JOBS):
-        rows.append({"where": "x86-64", "job": r["job"], "peer": "kvmtool", "r": r["iops"],
+        rows.append({"where": "x86-64, tmpfs", "job": r["job"], "peer": "kvmtool", "r": r["iops"],
                      "data": r["entry"]["name"]})
     runs = arm64_entries(entries)
     for peer, base in ARM64_PEERS[::-1]:

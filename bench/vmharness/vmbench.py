@@ -332,24 +332,12 @@ SCENARIOS = {
 
 
 def parse_backing(spec):
-    """--backing SPEC as the plan's "backing": {kind, ...}; refused here,
-    before anything boots, when a key or value is wrong."""
-    kind, _, rest = (spec or "file").partition(":")
-    if kind == "file" and not rest:
-        return {"kind": "file"}
-    if kind != "nullb":
-        raise Error("--backing %s: file or nullb[:bs=B,completion_ns=N]" % spec)
-    b = {"kind": "nullb", "bs": nullblk.DEFAULTS["bs"],
-         "completion_ns": nullblk.DEFAULTS["completion_ns"]}
-    for kv in filter(None, rest.split(",")):
-        k, _, v = kv.partition("=")
-        if k not in ("bs", "completion_ns") or not v.isdigit():
-            raise Error("--backing %s: '%s': bs=512|1024|2048|4096 or completion_ns=N"
-                        % (spec, kv))
-        b[k] = int(v)
-    if b["bs"] not in (512, 1024, 2048, 4096):
-        raise Error("--backing %s: bs=%d: 512, 1024, 2048 or 4096" % (spec, b["bs"]))
-    return b
+    """--backing SPEC as the plan's "backing" (nullblk.parse_spec), an
+    Error here, before anything boots."""
+    try:
+        return nullblk.parse_spec(spec)
+    except ValueError as e:
+        raise Error(str(e))
 
 
 def apply_defaults(o):

@@ -410,15 +410,8 @@ def write_nullb_disks(ctx, maxg, mb):
     why = nullblk.unavailable()
     if why:
         raise RuntimeError("--backing nullb: %s" % why)
-    zero = bytes(1 << 20)
     for g in range(1, maxg + 1):
-        nullblk.remove("nullbvmb%d" % g)
-        dev = nullblk.create("nullbvmb%d" % g, size_mib=mb, bs=b["bs"],
-                             completion_ns=b["completion_ns"],
-                             submit_queues=b.get("submit_queues", 2))
-        with open(dev, "wb") as f:
-            for _ in range(mb):
-                f.write(zero)
+        nullblk.filled("nullbvmb%d" % g, mb, b, submit_queues=b.get("submit_queues", 2))
     say("disks: %d null_blk device(s) of %d MiB, bs=%d, completion %d ns"
         % (maxg, mb, b["bs"], b["completion_ns"]))
     ctx.direct = True

@@ -104,3 +104,38 @@ def test_devbench_ratios(tmp_path):
     text = "\n".join(standing.devbench_section(standing.scan(str(tmp_path))))
     assert "| ram-x | 200 | fio-y | **1.99x (1.55-2.56)** significantly higher | 3 |" in text
     assert "| 3 |" in text and "2026-12-03 00:00 UTC" in text
+
+
+def test_null_blk_rows_take_the_headline_and_leave_tmpfs_rows_apart(tmp_path):
+    """A profile on null_blk fills the block-device section and moves the
+    x86 headline there; tmpfs sections take only file-backed runs; each
+    configuration's role comes from its -c option, not its name."""
+    root = str(tmp_path)
+    profile_dir(root, "tmpfs", "2026-12-01 10:00:00 UTC",
+                [run(c, "randread-4k", k, 1000 * (2 if c == "vmm" else 1))
+                 for k in range(3) for c in ("qemu", "vmm")])
+    runs = []
+    for k in range(3):
+        runs.append({"config": "host", "job": "randread-4k", "repeat": k, "outcome": "clean",
+                     "fio": {"ios": 5000, "iops": 4000.0, "lat_mean_us": 8.0}})
+        for c, iops, own in (("q10", 1000, 30e6), ("qemu", 800, 40e6), ("vmm", 2000, 10e6)):
+            r = run(c, "randread-4k", k, iops)
+            r["counters"]["threads"] = {"vcpu": {"run_ns": own + 5e6, "guest_ns": 5e6,
+                                                 "wait_ns": 0, "vcsw": 0, "ivcsw": 0}}
+            runs.append(r)
+    profile_dir(root, "nullb", "2026-12-02 10:00:00 UTC", runs,
+                command="bench/vmbench profile --backing nullb -c host -c qemu "
+                "-c qemu:release=10,name=q10 -c vmm -j randread-4k")
+    entries = standing.scan(root)
+    text = "\n".join(standing.nullb_section(entries))
+    row = next(l for l in text.splitlines() if l.startswith("| randread-4k"))
+    # ours 2000 IOPS: 0.50x the host's fio, 2x QEMU 10.0, 2.5x QEMU 7.2
+    assert "**0.50x" in row and "**2.00x" in row and "**2.50x" in row
+    # own CPU per request: (run - guest) / ios, ios = 5 x IOPS
+    assert "| 1.0, 6.0, 10.0 |" in row
+    assert "ours / QEMU 10.0 0.17x" in text and "| nullb |" in row
+    assert "tmpfs" not in "\n".join(standing.x86_section(entries, False)).split("| data |")[0]
+    assert "| nullb |" not in "\n".join(standing.x86_section(entries, False))
+    heads = [(h["where"], h["peer"]) for h in standing.headline_rows(root)]
+    assert heads == [("x86-64, null_blk", "the test host's fio"),
+                     ("x86-64, null_blk", "QEMU 10.0"), ("x86-64, null_blk", "QEMU 7.2")]
