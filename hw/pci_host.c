@@ -95,6 +95,20 @@ void pci_host_cfg(struct pci_host *h, unsigned int slot, uint32_t off,
 	}
 }
 
+void pci_host_cfg_bus(struct pci_host *h, unsigned int bus,
+		      unsigned int devfn, uint32_t off, uint8_t *data,
+		      unsigned int size, bool write)
+{
+	/* Bridges are added before the vCPUs run and stay. */
+	for (unsigned int i = 1; i < h->nslots; i++)
+		if (h->ops[i]->bus_cfg &&
+		    h->ops[i]->bus_cfg(h->opaque[i], bus, devfn, off, data,
+				       size, write))
+			return;
+	if (!write)
+		memset(data, 0xff, size);
+}
+
 bool pci_host_mmio(void *opaque, uint64_t addr, uint8_t *data,
 		   unsigned int size, bool write)
 {

@@ -24,6 +24,11 @@ struct pci_dev_ops {
 	/* The same for port I/O; NULL: the device has no I/O BAR. */
 	bool (*pio)(void *opaque, uint64_t port, uint8_t *data,
 		    unsigned int size, bool write);
+	/* A bridge: a configuration access to bus (not 0), devfn; false if
+	 * the bus is not behind it.  NULL: not a bridge. */
+	bool (*bus_cfg)(void *opaque, unsigned int bus, unsigned int devfn,
+			uint32_t off, uint8_t *data, unsigned int size,
+			bool write);
 };
 
 struct pci_host {
@@ -52,6 +57,11 @@ int pci_host_alloc_io(struct pci_host *h, uint32_t size, uint32_t *port);
  * serialises accesses (the device locks its own state). */
 void pci_host_cfg(struct pci_host *h, unsigned int slot, uint32_t off,
 		  uint8_t *data, unsigned int size, bool write);
+/* The same on bus (not 0) at devfn: the first bridge in slot order
+ * whose buses include it answers; none: reads all ones. */
+void pci_host_cfg_bus(struct pci_host *h, unsigned int bus,
+		      unsigned int devfn, uint32_t off, uint8_t *data,
+		      unsigned int size, bool write);
 /* Bus fallbacks: MMIO to a memory BAR, port I/O to an I/O BAR. */
 bool pci_host_mmio(void *opaque, uint64_t addr, uint8_t *data,
 		   unsigned int size, bool write);

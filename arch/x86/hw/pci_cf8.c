@@ -12,7 +12,7 @@ void pci_cf8_init(struct pci_cf8 *c, struct pci_host *host)
 	c->host = host;
 }
 
-/* Slot addressed by 0xcf8, or -1: bus 0, function 0 only. */
+/* Slot addressed by 0xcf8 on bus 0, or -1: function 0 only. */
 static int pci_cf8_slot(const struct pci_cf8 *c)
 {
 	uint32_t a = c->addr;
@@ -22,6 +22,12 @@ static int pci_cf8_slot(const struct pci_cf8 *c)
 	if (!(a & CFG_ENABLE) || bus || fn)
 		return -1;
 	return (int)dev;
+}
+
+/* Bus addressed by 0xcf8 when it is enabled and not bus 0, else 0. */
+static unsigned int pci_cf8_bus(const struct pci_cf8 *c)
+{
+	return c->addr & CFG_ENABLE ? (c->addr >> 16) & 0xff : 0;
 }
 
 void pci_cf8_io(void *opaque, uint64_t port, uint8_t *data, unsigned int size,
@@ -39,7 +45,11 @@ void pci_cf8_io(void *opaque, uint64_t port, uint8_t *data, unsigned int size,
 		int slot = pci_cf8_slot(c);
 		uint32_t off = (c->addr & 0xfc) + (uint32_t)(port - PCI_CF8_DATA);
 
-		if (slot < 0) {
+		if (pci_cf8_bus(c)) {
+			pci_host_cfg_bus(c->host, pci_cf8_bus(c),
+					 (c->addr >> 8) & 0xff, off, data,
+					 size, write);
+		} else if (slot < 0) {
 			if (!write)
 				memset(data, 0xff, size);
 		} else {
