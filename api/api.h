@@ -26,6 +26,17 @@
  *                             pause waits for what is in flight (at most
  *                             pause_ms), once: a disk paused already is
  *                             answered as it is, at once
+ *   attach spec               a disk from spec (as `vmm run -d`) in a free
+ *                             hot-plug slot; answers its name (the
+ *                             lowest vdX free), which the guest's
+ *                             virtio_blk gives it too
+ *   detach disk [force] [timeout_ms]
+ *                             a hot-plugged disk out: the attention
+ *                             button, then (at most timeout_ms,
+ *                             API_DETACH_TIMEOUT_MS if left out) the wait
+ *                             for the guest to power its slot off; force:
+ *                             removed at once, as a surprise removal.  A
+ *                             disk given at launch is not in a slot: refused
  *   quit                      end the VM as SIGTERM would (status 143)
  *
  * Connections: API_MAX_CLIENTS at once, and one more kept for `info`
@@ -44,6 +55,7 @@
 #define API_MAX_CLIENTS 8   /* connected at once; more are refused */
 #define API_MAX_DISKS 16
 #define API_PAUSE_TIMEOUT_MS 10000
+#define API_DETACH_TIMEOUT_MS 30000 /* Linux's pciehp waits 5 s itself */
 
 /* One disk as the commands see it. */
 struct api_disk {
@@ -54,6 +66,7 @@ struct api_disk {
 	uint64_t (*features)(void *opaque);
 	void (*config_changed)(void *opaque);
 	void *opaque;
+	bool hotplug;           /* attached through the socket: detachable */
 };
 
 struct api_vm {
@@ -63,6 +76,16 @@ struct api_vm {
 	struct api_disk disk[API_MAX_DISKS];
 	void (*quit)(void *opaque);
 	void *opaque;
+	/* Hot-plug; NULL: the VM has no slot.  attach: a disk from spec
+	 * (as -d), named name, in a free slot; fills *out but its name.
+	 * detach: the hot-plugged disk name out (force: at once; else the
+	 * guest is asked and waited for, at most timeout_ms).  Each: 0, or
+	 * -errno with one line in msg, and nothing changed. */
+	int (*attach)(void *opaque, const char *spec, const char *name,
+		      struct api_disk *out, char *msg, unsigned int msglen);
+	int (*detach)(void *opaque, const char *name, bool force,
+		      unsigned int timeout_ms, char *msg, unsigned int msglen);
+	void *hp_opaque;
 	/* Longest wait of pause and of a shrink for requests in flight;
 	 * 0: API_PAUSE_TIMEOUT_MS. */
 	unsigned int pause_ms;

@@ -395,6 +395,95 @@ static int cmd_pause(struct call *c, bool pause)
 	return 0;
 }
 
+/* ---- attach, detach -------------------------------------------------- */
+
+/* The lowest vdX no disk has: the name the guest's virtio_blk gives a
+ * new disk (it takes the lowest index free). */
+static void free_name(const struct api_vm *vm, char *name, size_t len)
+{
+	for (unsigned int i = 0;; i++) {
+		bool used = false;
+
+		snprintf(name, len, "vd%c", 'a' + i);
+		for (unsigned int d = 0; d < vm->ndisks && !used; d++)
+			used = !strcmp(vm->disk[d].name, name);
+		if (!used)
+			return;
+	}
+}
+
+static int cmd_attach(struct call *c)
+{
+	static const char *const known[] = { "spec", NULL };
+	struct api_disk *ad;
+	struct json_object *v;
+	struct blk_opts o;
+	char name[8], msg[200], *spec;
+
+	if (args_known(c, known))
+		return -1;
+	if (!c->vm->attach)
+		return fail(c, "this VM has no hot-plug slot (vmm run "
+			    "--hotplug-slots N)");
+	if (!json_object_object_get_ex(c->args, "spec", &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return fail(c, "'spec' (a disk spec, as -d) is required");
+	if (c->vm->ndisks >= API_MAX_DISKS)
+		return fail(c, "at most %d disks", API_MAX_DISKS);
+	/* Checked here too: a bad spec never reaches the machine. */
+	spec = strdup(json_object_get_string(v));
+	if (!spec)
+		return fail(c, "out of memory");
+	if (blk_opts_parse(spec, &o, msg, sizeof(msg))) {
+		free(spec);
+		return fail(c, "%s", msg);
+	}
+	free(spec);
+	free_name(c->vm, name, sizeof(name));
+	ad = &c->vm->disk[c->vm->ndisks];
+	memset(ad, 0, sizeof(*ad));
+	if (c->vm->attach(c->vm->hp_opaque, json_object_get_string(v), name, ad,
+			  msg, sizeof(msg)))
+		return fail(c, "%s", msg);
+	snprintf(ad->name, sizeof(ad->name), "%s", name);
+	ad->hotplug = true;
+	c->vm->ndisks++;
+	json_object_object_add(c->ret, "name", json_object_new_string(name));
+	return 0;
+}
+
+static int cmd_detach(struct call *c)
+{
+	static const char *const known[] = { "disk", "force", "timeout_ms",
+					     NULL };
+	uint64_t timeout = API_DETACH_TIMEOUT_MS;
+	bool force = false;
+	char msg[200];
+	int d;
+
+	if (args_known(c, known))
+		return -1;
+	d = arg_disk(c, true);
+	if (d < 0 || arg_bool(c, "force", &force) < 0 ||
+	    arg_u64(c, "timeout_ms", &timeout) < 0)
+		return -1;
+	if (!timeout || timeout > 3600000)
+		return fail(c, "'timeout_ms' is from 1 to 3600000");
+	if (!c->vm->disk[d].hotplug)
+		return fail(c, "%s was given at launch: only a disk attached "
+			    "through the socket can be detached",
+			    c->vm->disk[d].name);
+	if (c->vm->detach(c->vm->hp_opaque, c->vm->disk[d].name, force,
+			  (unsigned int)timeout, msg, sizeof(msg)))
+		return fail(c, "%s", msg);
+	json_object_object_add(c->ret, "name",
+			       json_object_new_string(c->vm->disk[d].name));
+	memmove(&c->vm->disk[d], &c->vm->disk[d + 1],
+		(c->vm->ndisks - (unsigned int)d - 1) * sizeof(c->vm->disk[0]));
+	c->vm->ndisks--;
+	return 0;
+}
+
 static int cmd_quit(struct call *c)
 {
 	static const char *const known[] = { NULL };
@@ -440,6 +529,10 @@ static int dispatch(struct call *c, const char *cmd)
 		return cmd_pause(c, false);
 	if (!strcmp(cmd, "quit"))
 		return cmd_quit(c);
+	if (!strcmp(cmd, "attach"))
+		return cmd_attach(c);
+	if (!strcmp(cmd, "detach"))
+		return cmd_detach(c);
 	return -2;
 }
 

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 #include <malloc.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <linux/io_uring.h>
 #include <linux/kvm.h>
 #include <linux/seccomp.h>
@@ -90,6 +91,23 @@ static const int api_calls[] = {
 	SCMP_SYS(ftruncate),
 };
 
+/* The hot-plug thread (`vmm ctl attach`, `detach`): what opening a disk
+ * and starting its iothreads take (open, a block device's size, the
+ * engine's probe ring, threads), and what the iothreads it starts do
+ * before their own filter, which stacks on this one: so this list holds
+ * theirs too.  Detach: KVM's routes and fds, close. */
+static const int hotplug_calls[] = {
+	SCMP_SYS(openat), SCMP_SYS(clone), SCMP_SYS(clone3),
+	SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(seccomp),
+	SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(eventfd2),
+	SCMP_SYS(pread64), SCMP_SYS(pwrite64),
+	SCMP_SYS(preadv), SCMP_SYS(pwritev), SCMP_SYS(preadv2),
+	SCMP_SYS(pwritev2), SCMP_SYS(fdatasync), SCMP_SYS(fsync),
+	SCMP_SYS(fallocate), SCMP_SYS(lseek), SCMP_SYS(fcntl),
+	SCMP_SYS(fstatfs), SCMP_SYS(sched_setaffinity),
+	SCMP_SYS(sched_setscheduler), SCMP_SYS(ftruncate),
+};
+
 /* ioctl (every kind) and io_uring_register (the iothread) are allowed
  * only with the requests listed here, added in compile().
  *
@@ -110,6 +128,10 @@ static const unsigned long vcpu_ioctls[] = {
 	KVM_IOEVENTFD,
 };
 static const unsigned long iothread_ioctls[] = { TCSETSW };
+static const unsigned long hotplug_ioctls[] = {
+	TCSETSW, KVM_SET_GSI_ROUTING, KVM_IRQFD, KVM_IOEVENTFD, BLKGETSIZE64,
+	BLKSSZGET,
+};
 /* The console's input and the INTx thread raise an interrupt line. */
 static const unsigned long irq_line_ioctls[] = { TCSETSW, KVM_IRQ_LINE };
 
@@ -150,6 +172,9 @@ static const struct kind_rules kinds[SANDBOX_KINDS] = {
 			   NULL, 0 },
 	[SANDBOX_API] = { "control socket thread", LIST(api_calls),
 			  LIST(iothread_ioctls), NULL, 0 },
+	[SANDBOX_HOTPLUG] = { "hot-plug thread", LIST(hotplug_calls),
+			      LIST(hotplug_ioctls), LIST(iothread_uring_ops),
+			      true },
 };
 
 static struct sock_fprog progs[SANDBOX_KINDS];

@@ -23,6 +23,7 @@ enum sandbox_kind {
 	SANDBOX_CONSOLE,  /* the UART's input: stdin */
 	SANDBOX_INTX,     /* a disk's INTx line (guests without MSI-X) */
 	SANDBOX_API,      /* the control socket (vmm run --api) */
+	SANDBOX_HOTPLUG,  /* attach and detach: opens disks, starts iothreads */
 	SANDBOX_KINDS
 };
 

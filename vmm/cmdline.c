@@ -25,6 +25,7 @@ static const struct option run_opts[] = {
 	{ "sandbox", required_argument, NULL, 'B' },
 	{ "pin", required_argument, NULL, 'P' },
 	{ "api", required_argument, NULL, 'A' },
+	{ "hotplug-slots", required_argument, NULL, 'H' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -151,6 +152,7 @@ static int parse_pin(struct vmm_config *c, char *msg, size_t msglen)
 static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		   size_t msglen)
 {
+	unsigned int n;
 	bool on;
 
 	switch (o) {
@@ -180,6 +182,18 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		return 0;
 	case 'P':
 		return parse_pin(c, msg, msglen);
+	case 'H':
+		if (!parse_cpus(optarg, &n) && n <= HOTPLUG_MAX_SLOTS) {
+			c->hotplug_slots = (int)n;
+			return 0;
+		}
+		if (!strcmp(optarg, "0")) {
+			c->hotplug_slots = 0;
+			return 0;
+		}
+		snprintf(msg, msglen, "--hotplug-slots: '%s' is not a number "
+			 "from 0 to %d", optarg, HOTPLUG_MAX_SLOTS);
+		return -1;
 	case 'A':
 		if (!*optarg) {
 			snprintf(msg, msglen, "--api: empty path");
@@ -205,6 +219,7 @@ enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
 	c->pin = VMM_PIN_FOLLOW;
 	c->cpus = 1;
 	c->api_fd = -1;
+	c->hotplug_slots = -1;
 	optind = 1;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":k:i:p:nm:c:d:vh", run_opts,

@@ -48,6 +48,17 @@ int machine_api_start(struct machine *m)
 	}
 	v->quit = vm_quit;
 	v->opaque = m;
+	if (m->hp) {
+		v->attach = hotplug_attach;
+		v->detach = hotplug_detach;
+		v->hp_opaque = m->hp;
+		r = hotplug_start(m->hp);
+		if (r) {
+			pr_err("--hotplug-slots: cannot start its thread: %s",
+			       strerror(-r));
+			return r;
+		}
+	}
 	r = api_server_start(m->cfg->api_fd, v, &m->api);
 	if (r)
 		pr_err("--api: cannot start its thread: %s", strerror(-r));
@@ -56,6 +67,7 @@ int machine_api_start(struct machine *m)
 
 void machine_api_stop(struct machine *m)
 {
+	/* A wait for the guest (detach) ends once the machine is ending. */
 	if (m->api)
 		api_server_stop(m->api, m->cfg->api_path);
 	else if (m->cfg->api_fd >= 0) { /* set-up failed before it started */
@@ -63,4 +75,5 @@ void machine_api_stop(struct machine *m)
 		unlink(m->cfg->api_path);
 	}
 	m->api = NULL;
+	hotplug_stop(m->hp);
 }

@@ -41,6 +41,14 @@ static const char usage_ctl[] =
 	"                             in flight are done (a file is then\n"
 	"                             consistent for a copy)\n"
 	"  resume [DISK]\n"
+	"  attach SPEC                a disk (SPEC as 'vmm run -d') into a free\n"
+	"                             hot-plug slot (vmm run --hotplug-slots);\n"
+	"                             prints the name the guest gives it\n"
+	"  detach DISK [--force] [--timeout MS]\n"
+	"                             take an attached disk out: the guest is\n"
+	"                             asked (attention button) and waited for\n"
+	"                             (default 30000 ms; its kernel waits 5 s);\n"
+	"                             --force: at once, a surprise removal\n"
 	"  quit                       end the VM as SIGTERM would\n"
 	"\n"
 	"Exit status: 0 done, 1 the VMM refused or is not there, 2 bad usage.\n";
@@ -241,6 +249,8 @@ static int show(struct json_object *ans, const char *raw, const char *cmd,
 		print_stats(r);
 	else if (!strcmp(cmd, "resize"))
 		printf("%llu bytes\n", (unsigned long long)json_get_u64(r, "size"));
+	else if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach"))
+		printf("%s\n", json_get_str(r, "name"));
 	else
 		puts("ok");
 	return 0;
@@ -384,6 +394,37 @@ static struct json_object *build(int argc, char **argv, uint64_t *every)
 				json_put_u64(a, "bw", l.bw);
 			if (l.burst_ms)
 				json_put_u64(a, "burst", l.burst_ms);
+		}
+	} else if (!strcmp(cmd, "attach")) {
+		if (i >= argc) {
+			usage("%s", "attach SPEC");
+			goto bad;
+		}
+		json_object_object_add(a, "spec",
+				       json_object_new_string(argv[i++]));
+	} else if (!strcmp(cmd, "detach")) {
+		if (!DISK_ARG()) {
+			usage("%s", "detach DISK [--force] [--timeout MS]");
+			goto bad;
+		}
+		for (; i < argc; i++) {
+			char *end;
+			unsigned long ms;
+
+			if (!strcmp(argv[i], "--force")) {
+				json_object_object_add(a, "force",
+						       json_object_new_boolean(1));
+			} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+				ms = strtoul(argv[++i], &end, 10);
+				if (*end || !ms || argv[i][0] == '-') {
+					usage("bad timeout '%s' (ms)", argv[i]);
+					goto bad;
+				}
+				json_put_u64(a, "timeout_ms", ms);
+			} else {
+				usage("detach: unexpected '%s'", argv[i]);
+				goto bad;
+			}
 		}
 	} else {
 		usage("unknown command '%s'; see 'vmm ctl --help'", cmd);

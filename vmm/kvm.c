@@ -140,6 +140,11 @@ int vm_msi_alloc(struct vm *vm)
 	int gsi;
 
 	pthread_mutex_lock(&vm->irq_lock);
+	if (vm->nfree_msi) {
+		gsi = (int)vm->free_msi[--vm->nfree_msi];
+		pthread_mutex_unlock(&vm->irq_lock);
+		return gsi;
+	}
 	if (vm->nr_msi >= VM_MAX_MSI_ROUTES) {
 		pthread_mutex_unlock(&vm->irq_lock);
 		return -ENOSPC;
@@ -157,6 +162,22 @@ static struct kvm_irq_routing_entry *vm_route_find(struct vm *vm,
 		    vm->routes->entries[i].type == KVM_IRQ_ROUTING_MSI)
 			return &vm->routes->entries[i];
 	return NULL;
+}
+
+void vm_msi_free(struct vm *vm, unsigned int gsi)
+{
+	struct kvm_irq_routing_entry *e;
+
+	pthread_mutex_lock(&vm->irq_lock);
+	e = vm_route_find(vm, gsi);
+	if (e) {
+		*e = vm->routes->entries[--vm->routes->nr];
+		/* Cannot fail for a smaller table KVM took before. */
+		(void)ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, vm->routes);
+	}
+	if (vm->nfree_msi < VM_MAX_MSI_ROUTES)
+		vm->free_msi[vm->nfree_msi++] = gsi;
+	pthread_mutex_unlock(&vm->irq_lock);
 }
 
 int vm_msi_set(struct vm *vm, unsigned int gsi, uint64_t addr, uint32_t data,

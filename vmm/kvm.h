@@ -28,6 +28,8 @@ struct vm {
 	struct kvm_irq_routing *routes;
 	unsigned int msi_base;   /* first MSI GSI (set by the architecture) */
 	unsigned int nr_msi;     /* MSI GSIs handed out */
+	unsigned int nfree_msi;  /* of those, given back (free_msi) */
+	unsigned int free_msi[VM_MAX_MSI_ROUTES];
 	bool msi_devid;          /* MSI routes carry the requester id (ITS) */
 	unsigned int nmemslots;  /* KVM memory slots used */
 };
@@ -49,6 +51,9 @@ int vm_add_ram(struct vm *vm, uint64_t gpa, uint64_t size, uint64_t offset);
 int vm_irq_line(struct vm *vm, unsigned int irq, int level);
 /* A fresh GSI for MSI routing, or -ENOSPC. */
 int vm_msi_alloc(struct vm *vm);
+/* Give gsi back (a device unplugged): its route is removed; its irqfds
+ * must be deassigned first. */
+void vm_msi_free(struct vm *vm, unsigned int gsi);
 /* Route gsi to the MSI (addr, data) from PCI requester devid. */
 int vm_msi_set(struct vm *vm, unsigned int gsi, uint64_t addr, uint32_t data,
 	       uint32_t devid);

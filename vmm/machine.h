@@ -29,6 +29,7 @@
 #include "hw/pvpanic.h"
 #include "hw/serial.h"
 #include "vmm/arch.h"
+#include "vmm/hotplug.h"
 #include "vmm/kvm.h"
 #include "vmm/vdisk.h"
 
@@ -68,6 +69,7 @@ struct vmm_config {
 	bool no_sandbox;    /* --sandbox off */
 	enum vmm_pin pin;
 	int vcpu_cpu[VMM_MAX_CPUS]; /* host CPU of vCPU i, with --pin on */
+	int hotplug_slots; /* --hotplug-slots; -1: the default (vmm/hotplug.h) */
 };
 
 /* The vCPU whose requests Linux's virtio-blk puts on queue q of disk d
@@ -103,6 +105,7 @@ struct machine {
 	unsigned int ndisks;
 	struct api_server *api;   /* --api: the control socket's thread */
 	struct api_vm api_vm;     /* what it sees of the machine */
+	struct hotplug *hp;       /* --hotplug-slots: the root ports, or NULL */
 	uint32_t pci_intx;         /* slots with an INTA# line (machine_pci) */
 	struct machine_arch *arch; /* the architecture's devices and state */
 	struct vcpu vcpu[VMM_MAX_CPUS];

@@ -236,6 +236,8 @@ static void machine_teardown(struct machine *m)
 		machine_write_stats(m);
 	for (unsigned int i = 0; i < m->ndisks; i++)
 		vdisk_destroy(m->disk[i]);
+	hotplug_destroy(m->hp); /* and the disks attached through --api */
+	m->hp = NULL;
 	for (unsigned int i = 0; i < m->ncpus; i++)
 		close(m->vcpu[i].fd);
 	term_restore();

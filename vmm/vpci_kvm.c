@@ -175,6 +175,12 @@ void vpci_kvm_set_slot(struct vpci_kvm *t, unsigned int slot)
 	t->devid = slot << 3;
 }
 
+void vpci_kvm_set_devid(struct vpci_kvm *t, unsigned int bus,
+			unsigned int slot)
+{
+	t->devid = bus << 8 | slot << 3;
+}
+
 void vpci_kvm_set_intx_gsi(struct vpci_kvm *t, unsigned int gsi)
 {
 	t->intx_gsi = (int)gsi;
@@ -267,9 +273,15 @@ void vpci_kvm_destroy(struct vpci_kvm *t)
 	for (unsigned int i = 0; i < VDEV_MAX_QUEUES; i++)
 		if (t->kick[i] >= 0)
 			close(t->kick[i]);
-	for (unsigned int i = 0; i < VPCI_MAX_SRC; i++)
+	for (unsigned int i = 0; i < VPCI_MAX_SRC; i++) {
+		if (t->irqfd_on[i])
+			vm_irqfd(t->vm, t->call[i], (unsigned int)t->gsi[i],
+				 false);
 		if (t->call[i] >= 0)
 			close(t->call[i]);
+		if (t->gsi[i] > 0)
+			vm_msi_free(t->vm, (unsigned int)t->gsi[i]);
+	}
 	close(t->intx_stop);
 	free(t);
 }

@@ -47,13 +47,18 @@ int vpci_kvm_create(struct vm *vm, const struct vdev_ops *ops, void *impl,
 		    uint32_t bar, uint32_t io_bar, struct vpci_kvm **out);
 /* The slot it sits in on bus 0: its MSIs' requester id. */
 void vpci_kvm_set_slot(struct vpci_kvm *t, unsigned int slot);
+/* The same by bus and slot: a device behind a root port. */
+void vpci_kvm_set_devid(struct vpci_kvm *t, unsigned int bus,
+			unsigned int slot);
 /* KVM's number for the line its INTA# reaches (an IOAPIC pin on x86, a
  * GIC SPI on arm64). */
 void vpci_kvm_set_intx_gsi(struct vpci_kvm *t, unsigned int gsi);
 /* Reset the device (as the driver's status write of 0 would): once this
  * returns its threads no longer touch guest memory. */
 void vpci_kvm_reset(struct vpci_kvm *t);
-/* Reset the device, then free the transport (not the device). */
+/* Reset the device, then free the transport (not the device): its
+ * irqfds, ioeventfds and MSI routes given back to KVM (a device
+ * unplugged while the VM runs leaves nothing behind). */
 void vpci_kvm_destroy(struct vpci_kvm *t);
 
 #endif

@@ -1,0 +1,41 @@
+/* Disks attached and detached while the guest runs (`vmm ctl attach`,
+ * `detach`): PCI Express root ports with native hot-plug (hw/pcie_port)
+ * on bus 0, each with one slot, and a thread of its own that opens and
+ * closes the disks (under the sandbox's hot-plug filter, which the
+ * iothreads it starts inherit).  vmm/README.md has the design.
+ */
+#ifndef VMM_HOTPLUG_H
+#define VMM_HOTPLUG_H
+
+#include <stdbool.h>
+
+#include "api/api.h"
+
+#define HOTPLUG_MAX_SLOTS 8
+#define HOTPLUG_DEFAULT_SLOTS 4 /* with --api; without it none */
+
+struct machine;
+struct hotplug;
+
+/* nslots root ports on m->pci, empty, each with a memory window of
+ * PCIE_PORT_WINDOW from the MMIO window and secondary bus 1 + i; their
+ * interrupts routed.  Before the vCPUs run.  0 or -errno. */
+int hotplug_create(struct machine *m, unsigned int nslots,
+		   struct hotplug **out);
+/* Its thread, before the main thread's filter (it takes its own). */
+int hotplug_start(struct hotplug *h);
+/* Stop the thread (a wait for the guest ends early once the machine is
+ * ending); the disks stay. */
+void hotplug_stop(struct hotplug *h);
+/* Every disk still attached destroyed (as at exit), the ports' fds
+ * closed, h freed.  After the vCPUs have stopped. */
+void hotplug_destroy(struct hotplug *h);
+
+/* struct api_vm's attach and detach (opaque: the struct hotplug): run
+ * on the hot-plug thread, the caller waiting. */
+int hotplug_attach(void *opaque, const char *spec, const char *name,
+		   struct api_disk *out, char *msg, unsigned int msglen);
+int hotplug_detach(void *opaque, const char *name, bool force,
+		   unsigned int timeout_ms, char *msg, unsigned int msglen);
+
+#endif
