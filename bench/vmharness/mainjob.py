@@ -32,8 +32,15 @@ def shown(argv):
     return " ".join(shlex.quote(a.replace(paths.REPO + "/", "")) for a in argv)
 
 
-# What every job of guest/jobs/ that `make run` runs does (the summary's header).
-JOB_SHAPE = "io_uring, O_DIRECT, 4 KiB, QD32, 5 s"
+def job_shape(job):
+    """What guest/jobs/JOB.fio does, in its own first comment line (the
+    summary's header): "4 KiB random reads, queue depth 32, ..."."""
+    try:
+        with open(os.path.join(paths.REPO, "guest", "jobs", job + ".fio")) as f:
+            first = f.readline()
+    except OSError:
+        return job
+    return first.lstrip("; ").rstrip().rstrip(".:") if first.startswith(";") else job
 
 
 def data_disks(args):
@@ -65,7 +72,8 @@ def print_summary(args, vmm, kernel, where, lines):
     summary_lines' LINES."""
     print()
     print("fio summary: %s, %d vCPUs, %d MiB, %s, /dev/vdb = %s with %d queues (%s)"
-          % (vmm, args.cpus, args.mem, kernel, args.disk, args.queues, JOB_SHAPE))
+          % (vmm, args.cpus, args.mem, kernel, args.disk, args.queues,
+             "; ".join("%s: %s" % (j, job_shape(j)) for j in args.job)))
     if where:
         print(where)
     print("\n".join(lines))

@@ -38,11 +38,19 @@ def test_summary_header_names_what_ran_and_where(tmp_path, capsys):
     mainjob.print_summary(args(tmp_path), "vmm", "stock kernel", None, ["line 1", "line 2"])
     assert capsys.readouterr().out == (
         "\nfio summary: vmm, 2 vCPUs, 512 MiB, stock kernel, /dev/vdb = ram:1G with 2 queues "
-        "(io_uring, O_DIRECT, 4 KiB, QD32, 5 s)\nline 1\nline 2\n")
-    mainjob.print_summary(args(tmp_path), "vmm on arm64", "Debian's arm64 kernel", "inside X", [])
+        "(randread-4k: 4 KiB random reads, queue depth 32, io_uring, O_DIRECT, 5 s; "
+        "randwrite-4k: 4 KiB random writes, queue depth 32, io_uring, O_DIRECT, 5 s)"
+        "\nline 1\nline 2\n")
+    mainjob.print_summary(args(tmp_path, jobs=["randread-4k"]), "vmm on arm64",
+                          "Debian's arm64 kernel", "inside X", [])
     assert capsys.readouterr().out.splitlines()[1:3] == [
         "fio summary: vmm on arm64, 2 vCPUs, 512 MiB, Debian's arm64 kernel, /dev/vdb = "
-        "ram:1G with 2 queues (io_uring, O_DIRECT, 4 KiB, QD32, 5 s)", "inside X"]
+        "ram:1G with 2 queues (randread-4k: 4 KiB random reads, queue depth 32, io_uring, "
+        "O_DIRECT, 5 s)", "inside X"]
+    # each job says what it is: a sequential job is not called 4 KiB
+    mainjob.print_summary(args(tmp_path, jobs=["seq-write", "randwrite-4k"]), "vmm", "k", None, [])
+    assert "(seq-write: Sequential 128 KiB writes, queue depth 32, io_uring, O_DIRECT, 5 s; " \
+        "randwrite-4k: 4 KiB random writes" in capsys.readouterr().out
 
 
 def test_arm64_script_one_bounded_vm_per_job_outputs_under_out(tmp_path):
