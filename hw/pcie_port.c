@@ -11,7 +11,7 @@
  *    slot (0 or a number another port also has: see pci_host.c, the
  *    first port in slot order answers); windows are not enforced;
  *  - PCI Express Device, Link and Root Control: stored, no effect;
- *  - Slot Control: stored (bits 0-10); Power Controller Control turns
+ *  - Slot Control: stored (bits 0-10, 12); Power Controller Control turns
  *    the slot's power (and with it the device's reachability) on or
  *    off; the rest is enables and indicators;
  *  - Slot Status: write 1 to clear the event bits (0-4, 8); presence is
@@ -38,8 +38,8 @@
 #define SLTSTA_EVENTS                                                      \
 	(PCI_EXP_SLTSTA_ABP | PCI_EXP_SLTSTA_PFD | PCI_EXP_SLTSTA_MRLSC |  \
 	 PCI_EXP_SLTSTA_PDC | PCI_EXP_SLTSTA_CC | PCI_EXP_SLTSTA_DLLSC)
-#define SLTCTL_RW 0x07ff /* enables, indicators, power controller */
-#define LNKSTA_UP 0x0011 /* 2.5 GT/s, x1 */
+#define SLTCTL_RW 0x17ff /* enables, indicators, power controller */
+#define LNKSTA_UP (0x0011 | PCI_EXP_LNKSTA_DLLLA) /* 2.5 GT/s, x1, up */
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -73,12 +73,11 @@ static bool slot_powered(const struct pcie_port *p)
 	return !(reg16(p, EXP(PCI_EXP_SLTCTL)) & PCI_EXP_SLTCTL_PCC);
 }
 
-/* Link Status follows the slot: up while a device is in and powered. */
+/* Link Status follows the slot: up while a device is in it (as QEMU's
+ * root ports do; the slot's power gates what reaches the device). */
 static void update_link(struct pcie_port *p)
 {
-	bool up = p->child_ops && slot_powered(p);
-
-	set16(p, EXP(PCI_EXP_LNKSTA), up ? LNKSTA_UP : 0);
+	set16(p, EXP(PCI_EXP_LNKSTA), p->child_ops ? LNKSTA_UP : 0);
 }
 
 /* Send the MSI when the interrupt condition rises (PCIe Base 6.7.3.4:
@@ -100,6 +99,8 @@ static void update_irq(struct pcie_port *p)
 		en |= PCI_EXP_SLTSTA_PDC;
 	if (ctl & PCI_EXP_SLTCTL_CCIE)
 		en |= PCI_EXP_SLTSTA_CC;
+	if (ctl & PCI_EXP_SLTCTL_DLLSCE)
+		en |= PCI_EXP_SLTSTA_DLLSC;
 	level = (ctl & PCI_EXP_SLTCTL_HPIE) && (sta & en) &&
 		(reg16(p, MSI(PCI_MSI_FLAGS)) & PCI_MSI_FLAGS_ENABLE) &&
 		(reg16(p, PCI_COMMAND) & PCI_COMMAND_MASTER);
@@ -141,7 +142,8 @@ static void init_caps(struct pcie_port *p, unsigned int nr)
 	put16(exp + PCI_EXP_FLAGS, 2 | PCI_EXP_TYPE_ROOT_PORT << 4 |
 					   PCI_EXP_FLAGS_SLOT);
 	put32(exp + PCI_EXP_DEVCAP, PCI_EXP_DEVCAP_RBER);
-	put32(exp + PCI_EXP_LNKCAP, 0x11 | (uint32_t)(nr + 1) << 24);
+	put32(exp + PCI_EXP_LNKCAP, 0x11 | PCI_EXP_LNKCAP_DLLLARC |
+					    (uint32_t)(nr + 1) << 24);
 	put32(exp + PCI_EXP_SLTCAP,
 	      PCI_EXP_SLTCAP_ABP | PCI_EXP_SLTCAP_PCP | PCI_EXP_SLTCAP_PIP |
 		      PCI_EXP_SLTCAP_HPC | PCI_EXP_SLTCAP_NCCS |
@@ -245,10 +247,8 @@ void pcie_port_cfg_write(struct pcie_port *p, uint32_t off, unsigned int size,
 		sta = reg16(p, EXP(PCI_EXP_SLTSTA));
 		set16(p, EXP(PCI_EXP_SLTSTA), sta & (uint16_t)~clear);
 	}
-	if (slot_powered(p) != was_on) {
-		update_link(p);
+	if (slot_powered(p) != was_on)
 		__atomic_store_n(&p->on, slot_powered(p), __ATOMIC_RELEASE);
-	}
 	update_irq(p);
 	pthread_mutex_unlock(&p->lock);
 }
@@ -361,7 +361,7 @@ int pcie_port_plug(struct pcie_port *p, const struct pci_dev_ops *ops,
 	__atomic_store_n(&p->on, slot_powered(p), __ATOMIC_RELEASE);
 	set16(p, EXP(PCI_EXP_SLTSTA),
 	      reg16(p, EXP(PCI_EXP_SLTSTA)) | PCI_EXP_SLTSTA_PDS);
-	raise_event(p, PCI_EXP_SLTSTA_PDC);
+	raise_event(p, PCI_EXP_SLTSTA_PDC | PCI_EXP_SLTSTA_DLLSC);
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
@@ -381,7 +381,7 @@ void *pcie_port_unplug(struct pcie_port *p)
 	update_link(p);
 	set16(p, EXP(PCI_EXP_SLTSTA),
 	      reg16(p, EXP(PCI_EXP_SLTSTA)) & (uint16_t)~PCI_EXP_SLTSTA_PDS);
-	raise_event(p, PCI_EXP_SLTSTA_PDC);
+	raise_event(p, PCI_EXP_SLTSTA_PDC | PCI_EXP_SLTSTA_DLLSC);
 	pthread_mutex_unlock(&p->lock);
 	return dev;
 }

@@ -10,9 +10,12 @@
  * (the VMM asks the guest to let a device go), a power controller (the
  * guest says it has: Power Controller Control set to off), a power
  * indicator, presence detect; no command-completed events (No Command
- * Completed Support), no MRL, no electromechanical interlock, no link
- * active reporting (pciehp then waits a fixed second after power-on).
- * The hot-plug interrupt is an MSI, sent when the AND of Hot-Plug
+ * Completed Support), no MRL, no electromechanical interlock; link
+ * active reporting, the link up while a device is in the slot: with an
+ * attention button pciehp enables no presence-detect interrupt, and a
+ * Data Link Layer State Changed event is what tells it of a device
+ * plugged or pulled (plug and unplug raise it with Presence Detect
+ * Changed).  The hot-plug interrupt is an MSI, sent when the AND of Hot-Plug
  * Interrupt Enable, an event's status bit and its enable bit goes from
  * false to true (PCIe Base 6.2.4.1), with MSI enabled and Bus Master
  * Enable set; otherwise nothing is sent then.

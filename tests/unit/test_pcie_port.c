@@ -107,9 +107,10 @@ static void enable_hotplug(void)
 	wr(MSI(PCI_MSI_ADDRESS_HI), 4, 0);
 	wr(MSI(PCI_MSI_DATA_64), 2, 0x4041);
 	wr(MSI(PCI_MSI_FLAGS), 2, PCI_MSI_FLAGS_ENABLE);
+	/* As pciehp on a slot with an attention button: no PDCE. */
 	wr(EXP(PCI_EXP_SLTCTL), 2,
 	   rd(EXP(PCI_EXP_SLTCTL), 2) | PCI_EXP_SLTCTL_ABPE |
-		   PCI_EXP_SLTCTL_PDCE | PCI_EXP_SLTCTL_HPIE);
+		   PCI_EXP_SLTCTL_DLLSCE | PCI_EXP_SLTCTL_HPIE);
 }
 
 static void test_header_and_caps(void **state)
@@ -136,8 +137,10 @@ static void test_header_and_caps(void **state)
 	assert_true(sltcap & PCI_EXP_SLTCAP_NCCS);
 	assert_false(sltcap & PCI_EXP_SLTCAP_HPS);
 	assert_int_equal(sltcap >> 19, 3); /* port 2: physical slot 3 */
-	/* No link active reporting: pciehp waits instead. */
-	assert_false(rd(EXP(PCI_EXP_LNKCAP), 4) & PCI_EXP_LNKCAP_DLLLARC);
+	/* Link active reporting: how pciehp, which enables no presence
+	 * interrupt on a slot with a button, learns of a device. */
+	assert_true(rd(EXP(PCI_EXP_LNKCAP), 4) & PCI_EXP_LNKCAP_DLLLARC);
+	assert_false(rd(EXP(PCI_EXP_LNKSTA), 2) & PCI_EXP_LNKSTA_DLLLA);
 	/* Empty and off. */
 	assert_false(rd(EXP(PCI_EXP_SLTSTA), 2) & PCI_EXP_SLTSTA_PDS);
 	assert_true(rd(EXP(PCI_EXP_SLTCTL), 2) & PCI_EXP_SLTCTL_PCC);
@@ -175,6 +178,8 @@ static void test_plug_sets_presence_and_msi(void **state)
 	assert_int_equal(pcie_port_plug(&port, &child_ops, &child), -EBUSY);
 	assert_true(rd(EXP(PCI_EXP_SLTSTA), 2) & PCI_EXP_SLTSTA_PDS);
 	assert_true(rd(EXP(PCI_EXP_SLTSTA), 2) & PCI_EXP_SLTSTA_PDC);
+	assert_true(rd(EXP(PCI_EXP_SLTSTA), 2) & PCI_EXP_SLTSTA_DLLSC);
+	assert_true(rd(EXP(PCI_EXP_LNKSTA), 2) & PCI_EXP_LNKSTA_DLLLA);
 	assert_int_equal(msis.n, 1);
 	assert_int_equal(msis.addr, 0xfee00000u);
 	assert_int_equal(msis.data, 0x4041);
@@ -182,16 +187,21 @@ static void test_plug_sets_presence_and_msi(void **state)
 	pcie_port_press_button(&port);
 	assert_int_equal(msis.n, 1);
 	/* Cleared (both), then a new event: a new message. */
-	wr(EXP(PCI_EXP_SLTSTA), 2, PCI_EXP_SLTSTA_PDC | PCI_EXP_SLTSTA_ABP);
+	wr(EXP(PCI_EXP_SLTSTA), 2, PCI_EXP_SLTSTA_PDC | PCI_EXP_SLTSTA_ABP |
+					   PCI_EXP_SLTSTA_DLLSC);
 	assert_int_equal(rd(EXP(PCI_EXP_SLTSTA), 2) & 0x1ff,
 			 PCI_EXP_SLTSTA_PDS);
 	pcie_port_press_button(&port);
 	assert_int_equal(msis.n, 2);
+	wr(EXP(PCI_EXP_SLTSTA), 2, PCI_EXP_SLTSTA_ABP);
 	assert_true(pcie_port_occupied(&port));
 	assert_ptr_equal(pcie_port_unplug(&port), &child);
 	assert_false(pcie_port_occupied(&port));
 	assert_null(pcie_port_unplug(&port));
 	assert_false(rd(EXP(PCI_EXP_SLTSTA), 2) & PCI_EXP_SLTSTA_PDS);
+	assert_false(rd(EXP(PCI_EXP_LNKSTA), 2) & PCI_EXP_LNKSTA_DLLLA);
+	/* Unplug raised the link event: one more message. */
+	assert_int_equal(msis.n, 3);
 }
 
 static void test_sltsta_is_write_one_to_clear(void **state)
@@ -204,7 +214,10 @@ static void test_sltsta_is_write_one_to_clear(void **state)
 	wr(EXP(PCI_EXP_SLTSTA), 2, PCI_EXP_SLTSTA_PDS);
 	assert_int_equal(rd(EXP(PCI_EXP_SLTSTA), 2) & 0x1ff,
 			 PCI_EXP_SLTSTA_PDS | PCI_EXP_SLTSTA_PDC |
-				 PCI_EXP_SLTSTA_ABP);
+				 PCI_EXP_SLTSTA_ABP | PCI_EXP_SLTSTA_DLLSC);
+	/* The high byte alone: Data Link Layer State Changed. */
+	wr(EXP(PCI_EXP_SLTSTA) + 1, 1, PCI_EXP_SLTSTA_DLLSC >> 8);
+	assert_false(rd(EXP(PCI_EXP_SLTSTA), 2) & PCI_EXP_SLTSTA_DLLSC);
 	/* One bit, by a byte write. */
 	wr(EXP(PCI_EXP_SLTSTA), 1, PCI_EXP_SLTSTA_ABP);
 	assert_int_equal(rd(EXP(PCI_EXP_SLTSTA), 2) & 0x1ff,
@@ -256,12 +269,13 @@ static void test_power_gates_the_slot(void **state)
 	pci_host_cfg_bus(&h, 3, 0, 0, b, 4, false);
 	assert_int_equal(b[0] & b[1] & b[2] & b[3], 0xff);
 	assert_false(pci_host_mmio(&h, WIN, &d, 1, false));
-	assert_int_equal(rd(EXP(PCI_EXP_LNKSTA), 2) & PCI_EXP_LNKSTA_NLW, 0);
+	/* The link is up (a device is in), x1: pciehp's check after power-on. */
+	assert_int_equal(rd(EXP(PCI_EXP_LNKSTA), 2) & PCI_EXP_LNKSTA_NLW,
+			 1 << 4);
+	assert_false(rd(EXP(PCI_EXP_LNKSTA), 2) & PCI_EXP_LNKSTA_LT);
 	/* The guest powers it on. */
 	wr(EXP(PCI_EXP_SLTCTL), 2, 0);
 	assert_true(pcie_port_powered(&port));
-	assert_int_equal(rd(EXP(PCI_EXP_LNKSTA), 2) & PCI_EXP_LNKSTA_NLW,
-			 1 << 4);
 	pci_host_cfg_bus(&h, 3, 0, 0x10, b, 4, false);
 	assert_int_equal(b[3], 0xcc);
 	assert_int_equal(b[0], 0x10);
