@@ -119,7 +119,9 @@ static const char usage_run[] =
 	"  -h, --help            show this help and exit\n"
 	"\n"
 	"SIZE is a number of MiB, or a number with a K, M or G suffix.\n"
-	"On a terminal, Ctrl-A x quits; Ctrl-A Ctrl-A sends Ctrl-A.\n"
+	"On a terminal, Ctrl-A x quits; Ctrl-A Ctrl-A sends Ctrl-A.  Started in\n"
+	"the background ('&'), the VMM leaves the terminal alone: no raw mode,\n"
+	"no console input.\n"
 	"\n"
 	USAGE_EXIT_STATUS;
 
