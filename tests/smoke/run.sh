@@ -328,6 +328,92 @@ for try in 1 2; do
 done
 [ -z "$why" ] && ok api || ko api "$why ($(head -c 300 "$OUT/api.err"))"
 
+# Hot-plug (--hotplug-slots, default 4 with --api) on the tiny guest,
+# which has no PCI driver (it never powers a slot on, so a detach does not
+# wait for it): attach a RAM disk and a 2-queue file disk, every thread
+# (the hot-plug thread, the new iothreads) under a filter; detach one,
+# detach the other with --force: threads and open files back to their
+# count; four attached, a fifth refused; a bad spec, a launch disk, an
+# unknown disk, a detach twice: status 1, one line each; --hotplug-slots
+# 0: no slot.
+hp_counts() { echo "$(ls /proc/"$1"/task | wc -l) $(ls /proc/"$1"/fd | wc -l)"; }
+hp_unfiltered() { # PID: threads without a filter (none expected)
+	local t
+	for t in /proc/"$1"/task/*; do
+		awk -v c="$(cat "$t/comm")" '/^Seccomp:/ && $2 != 2 {print c}' "$t/status"
+	done
+}
+hp_ready() { # PID: every thread there (start counts are taken then)
+	local t names=""
+	for t in /proc/"$1"/task/*; do
+		names="$names $(cat "$t/comm")"
+	done
+	[ -S "$OUT/hp.sock" ] && [ -z "$(hp_unfiltered "$1")" ] &&
+		case "$names" in *hotplug*) ;; *) false ;; esac &&
+		case "$names" in *vcpu0*) ;; *) false ;; esac &&
+		case "$names" in *console*) ;; *) false ;; esac
+}
+hotplug_case() {
+	local pid rc=0 start n
+	why=""
+	rm -f "$OUT/hp.sock" "$OUT/hp.img"
+	truncate -s 16M "$OUT/hp.img"
+	"$VMM" run -k "$IMG/ECHO.img" -m 32M -d ram:8M --api "$OUT/hp.sock" \
+		</dev/zero >/dev/null 2>"$OUT/hp.err" &
+	pid=$!
+	wait_for $pid hp_ready $pid || why="not up: $(hp_unfiltered $pid)"
+	hctl() { "$VMM" ctl "$OUT/hp.sock" "$@" 2>>"$OUT/hp.err"; }
+	start=$(hp_counts $pid)
+	[ -z "$why" ] && [ "$(hctl attach ram:16M)" != vdb ] && why="attach ram"
+	[ -z "$why" ] && [ "$(hctl attach "$OUT/hp.img,queues=2")" != vdc ] && why="attach file"
+	[ -z "$why" ] && ! hctl info | grep -q "^vdc  $OUT/hp.img  16777216 bytes  2 queues" &&
+		why="info: $(hctl info | tail -2)"
+	[ -z "$why" ] && [ -n "$(hp_unfiltered $pid)" ] && why="unfiltered: $(hp_unfiltered $pid)"
+	[ -z "$why" ] && [ "$(hctl detach vdb --timeout 100)" != vdb ] && why="detach"
+	[ -z "$why" ] && [ "$(hctl detach vdc --force)" != vdc ] && why="detach --force"
+	[ -z "$why" ] && [ "$(hp_counts $pid)" != "$start" ] &&
+		why="threads and fds $(hp_counts $pid), $start at start"
+	for n in 1 2 3 4; do
+		[ -z "$why" ] && ! hctl attach ram:4M >/dev/null && why="attach $n of 4"
+	done
+	for c in "attach ram:4M" "attach /nonexistent/x" "attach ram:4M,bogus=1" \
+		 "detach vda" "detach vdq" "detach vdb --force" "detach vdb --force"; do
+		[ -z "$why" ] || break
+		n=$(wc -l <"$OUT/hp.err")
+		hctl $c >/dev/null; rc=$?
+		case "$c" in "detach vdb --force") [ $rc = 0 ] && continue ;; esac
+		[ $rc != 1 ] && why="$c: status $rc"
+		[ -z "$why" ] && [ $(($(wc -l <"$OUT/hp.err") - n)) != 1 ] && why="$c: not one line"
+	done
+	[ -z "$why" ] && ! grep -q "no free hot-plug slot" "$OUT/hp.err" && why="no 'no free slot' line"
+	[ -z "$why" ] && ! grep -q "vmm ctl: detach: no disk 'vdb'" "$OUT/hp.err" && why="detach twice"
+	[ -z "$why" ] && [ "$(hctl quit)" != ok ] && why="quit"
+	wait_for $pid false
+	if alive $pid; then
+		stop_vmm $pid "$OUT/hp.err" >/dev/null
+		why="${why:-still running after quit}"
+	else
+		wait $pid; rc=$?
+	fi
+	[ -z "$why" ] && [ $rc != 143 ] && why="status $rc after quit"
+	if [ -z "$why" ]; then
+		"$VMM" run -k "$IMG/ECHO.img" -m 32M --api "$OUT/hp.sock" --hotplug-slots 0 \
+			</dev/zero >/dev/null 2>>"$OUT/hp.err" &
+		pid=$!
+		wait_for $pid test -S "$OUT/hp.sock" || why="no socket (slots 0)"
+		[ -z "$why" ] && { hctl attach ram:4M; [ $? != 1 ]; } && why="attach with 0 slots"
+		hctl quit >/dev/null
+		wait $pid
+	fi
+	[ -z "$why" ]
+}
+for try in 1 2; do
+	hotplug_case && break
+	[ $try = 1 ] && grep -q "triple fault" "$OUT/hp.err" &&
+		died_in_emulator hotplug 4 143 "$OUT/hp.err" || break
+done
+[ -z "$why" ] && ok hotplug || ko hotplug "$why ($(tail -c 300 "$OUT/hp.err"))"
+
 # --pin on: vCPU i on the i-th CPU the VMM may use, from the first again
 # when they run out; each queue's iothread beside vCPU (q mod vCPUs),
 # here with a second disk of three queues; a third disk, of one queue
