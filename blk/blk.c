@@ -40,6 +40,7 @@ struct blk_dev {
 };
 
 static void blk_dev_reset(void *impl);
+static void blk_queue_free(struct blk_queue *q);
 
 /* A queue's counters as one value: its own and its ring's. */
 static void blk_qraw_add(struct blk_qraw *t, const struct blk_queue *q)
@@ -121,6 +122,7 @@ void blk_dev_destroy(struct blk_dev *d)
 		return;
 	blk_dev_reset(d);
 	for (unsigned int i = 0; i < BLK_MAX_QUEUES; i++) {
+		blk_queue_free(&d->q[i]);
 		blk_queue_exit(&d->q[i]);
 		pthread_mutex_destroy(&d->q[i].lock);
 		pthread_cond_destroy(&d->q[i].cond);
@@ -213,6 +215,35 @@ static void blk_queue_free(struct blk_queue *q)
 	q->reaped = NULL;
 	free(q->unpublished);
 	q->unpublished = NULL;
+	q->cap = 0;
+}
+
+/* The arrays indexed by head, for a ring of size heads, zeroed.  Kept
+ * from one activation to the next (freed by blk_dev_destroy): a driver
+ * that resets and sets the queue up again (a guest's reboot, or each
+ * input of the device fuzz target) reuses them instead of allocating
+ * and faulting in some 100 KB per queue each time. */
+static int blk_queue_arrays(struct blk_queue *q, uint16_t size)
+{
+	if (q->cap < size) {
+		blk_queue_free(q);
+		q->reqs = calloc(size, sizeof(*q->reqs));
+		q->iovs = calloc((size_t)size * BLK_REQ_MAX_IOV,
+				 sizeof(*q->iovs));
+		q->reaped = calloc(size, sizeof(*q->reaped));
+		q->unpublished = calloc(size, sizeof(*q->unpublished));
+		if (!q->reqs || !q->iovs || !q->reaped || !q->unpublished) {
+			blk_queue_free(q);
+			return -ENOMEM;
+		}
+		q->cap = size;
+		return 0;
+	}
+	memset(q->reqs, 0, size * sizeof(*q->reqs));
+	memset(q->iovs, 0, (size_t)size * BLK_REQ_MAX_IOV * sizeof(*q->iovs));
+	memset(q->reaped, 0, size * sizeof(*q->reaped));
+	memset(q->unpublished, 0, size * sizeof(*q->unpublished));
+	return 0;
 }
 
 static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
@@ -240,16 +271,8 @@ static int blk_queue_setup(struct blk_dev *d, struct blk_queue *q,
 	memset(&q->ctr, 0, sizeof(q->ctr));
 	q->pushed = false;
 	memset(&q->lat, 0, sizeof(q->lat));
-	q->reqs = calloc(c->size, sizeof(*q->reqs));
-	q->iovs = calloc((size_t)c->size * BLK_REQ_MAX_IOV, sizeof(*q->iovs));
-	q->reaped = calloc(c->size, sizeof(*q->reaped));
-	q->unpublished = calloc(c->size, sizeof(*q->unpublished));
 	q->n_unpublished = 0;
-	if (!q->reqs || !q->iovs || !q->reaped || !q->unpublished) {
-		blk_queue_free(q);
-		return -ENOMEM;
-	}
-	return 0;
+	return blk_queue_arrays(q, c->size);
 }
 
 /* DRIVER_OK: one iothread serves each queue the driver enabled.  0 or
@@ -312,7 +335,6 @@ static void blk_dev_reset(void *impl)
 		for (unsigned int st = 0; st < LAT_STAGES; st++)
 			lat_merge(&d->lat[i].stage[st], &d->q[i].lat.stage[st]);
 		pthread_mutex_unlock(&d->stats_lock);
-		blk_queue_free(&d->q[i]);
 	}
 	d->running = 0;
 }

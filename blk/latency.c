@@ -30,6 +30,11 @@ void lat_merge(struct lat_hist *dst, const struct lat_hist *src)
 {
 	uint64_t max = ctr_get(&src->max);
 
+	/* An empty histogram (latency off, or an idle queue) adds nothing:
+	 * count is the first field lat_add writes, so a sample that raced
+	 * with this read is one a snapshot just before it did not have. */
+	if (!ctr_get(&src->count))
+		return;
 	dst->sum += ctr_get(&src->sum);
 	if (max > dst->max)
 		dst->max = max;

@@ -66,6 +66,7 @@ struct blk_queue {
 	struct iovec *iovs;       /* BLK_REQ_MAX_IOV per head */
 	struct blk_req **reaped;  /* what one reap() returns */
 	struct blk_req **unpublished; /* finished, pushed, not yet published */
+	uint16_t cap;             /* heads the four arrays above hold */
 	unsigned int n_unpublished;
 	bool pushed;              /* used entries pushed since the last notify */
 	bool backend_full;        /* submit said -EAGAIN this pass */

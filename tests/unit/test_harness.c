@@ -142,6 +142,8 @@ static int fx_open(struct fx *f, enum be be, bool ro, bool batch,
 	return ret;
 }
 
+static uint16_t fx_qsize = HQSIZE; /* the rings fx_start sets up */
+
 /* Start nq queues with the device's features minus drop. */
 static void fx_start(struct fx *f, unsigned int nq, uint64_t drop)
 {
@@ -150,8 +152,8 @@ static void fx_start(struct fx *f, unsigned int nq, uint64_t drop)
 
 	assert_int_equal(fakemem_create(&f->fm, 1ull << 32, 40u << 20), 0);
 	for (unsigned int i = 0; i < nq; i++) {
-		assert_int_equal(blkdrv_q_init(&f->q[i], &f->fm, HQSIZE, evidx),
-				 0);
+		assert_int_equal(blkdrv_q_init(&f->q[i], &f->fm, fx_qsize,
+					       evidx), 0);
 		f->buf[i] = fakemem_alloc(&f->fm, (size_t)HQSIZE * HBUF, 4096);
 		assert_true(f->buf[i] != 0);
 		/* The driver threads share the allocator. */
@@ -196,6 +198,7 @@ static int setup(void **state)
 	*state = f;
 	fx_poll_us = BLK_POLL_US_DEFAULT;
 	fx_latency = false; /* as vmm run without -v or --stats */
+	fx_qsize = HQSIZE;
 	return 0;
 }
 
@@ -629,6 +632,27 @@ static uint64_t burst(struct fx *f, unsigned int n)
 	}
 	wait_asleep(f, 0); /* a late interrupt has been sent by now */
 	return call_count(f);
+}
+
+/* The per-head arrays outlive a reset (blk_queue_arrays): rings set up
+ * small, then larger, then small again, each after a reset, are served
+ * at every head (indirect: one descriptor per request, so the heads run
+ * from 0 to size - 1).  An array kept too small for the larger ring is
+ * written past its end: ASan's report in the sanitizer builds. */
+static void test_ring_size_across_resets(void **state)
+{
+	static const uint16_t sizes[] = { 4, HQSIZE, 16, HQSIZE };
+	struct fx *f = *state;
+
+	assert_int_equal(fx_open(f, cfg->be, false, false, 1), 0);
+	for (unsigned int i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fx_qsize = sizes[i];
+		fx_start(f, 1, 0);
+		(void)burst(f, sizes[i]);
+		fx_stop(f);
+	}
+	fx_qsize = HQSIZE;
+	fx_close(f);
 }
 
 static void test_event_idx(void **state)
@@ -1404,6 +1428,7 @@ int main(int argc, char **argv)
 		T(test_bad_requests),
 		T(test_discard_write_zeroes),
 		T(test_read_only),
+		T(test_ring_size_across_resets),
 		T(test_event_idx),
 		T(test_no_event_idx),
 		T(test_publish_at_once),
