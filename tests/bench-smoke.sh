@@ -6,7 +6,8 @@
 # then checks that every output exists and parses: the markdown table,
 # samples.csv, summary.csv, summary.json (figures for both configurations
 # and both block sizes, no failed run) and a PNG plot.  Also checks that
-# a bad configuration is refused.  Guests run inside the test host when this host's KVM is slow
+# a bad configuration is refused; README.md's examples run as written
+# (tests/readme-examples.sh).  Guests run inside the test host when this host's KVM is slow
 # (bench/vmbench decides with `vmm probe`, under flock /tmp/testhost.lock):
 # about 40-60 s there.  Needs build/vmm (make), python3 and gnuplot
 # (tests/deps.sh installs both).
@@ -138,6 +139,18 @@ EOF
 else
 	nok "kernels scenario (status $rc)"
 	{ printf '%s\n' "${out:-}"; tail -n 20 "$KOUT.stderr"; } | tail -n 25 | sed 's/^/     | /'
+fi
+
+# 8. README.md's examples, run as written (tests/readme-examples.sh: the
+# blocks marked `<!-- example: NAME -->`), in the test host where this
+# host's KVM is slow: Debian 12's kernel with /tmp on tmpfs.
+rc=0
+tests/readme-examples.sh >"$OUT-readme.log" 2>&1 || rc=$?
+if [ "$rc" = 0 ]; then
+	ok "README's examples as written ($(grep -c '^PASS' "$OUT-readme.log") examples)"
+else
+	nok "README's examples as written (status $rc; $OUT-readme.log)"
+	grep -E '^(FAIL|     \|)' "$OUT-readme.log" | head -n 40 | sed 's/^/     | /'
 fi
 
 echo "$pass passed, $fail failed"
