@@ -10,6 +10,9 @@
 #   panic    finds pvpanic on PCI, writes PANICKED                 -> 3
 #   echo     echoes UART input until 'q', then resets              -> 0
 #   sigterm  SIGTERM while the guest waits for input               -> 143
+#   background  the echo guest's VMM in a background process group of a
+#            pty's session: never stopped by SIGTTOU or SIGTTIN, the
+#            terminal left as it was, SIGTERM                      -> 143
 #   sandbox  while the echo guest waits: every thread's seccomp mode
 #            is 2 (filter), or 0 with --sandbox off
 #   pin      the same with --pin on: each vCPU and iothread bound to the
@@ -173,6 +176,25 @@ printf 'hello from the pipe\nq' >"$OUT/echo.in"
 IN=$OUT/echo.in expect echo 0 "hello from the pipe" -- \
 	run -k "$IMG/ECHO.img" -m 32M
 
+# background: `vmm run ... &` from an interactive shell, in miniature
+# (background.py: a pty as a session's controlling terminal, the VMM in
+# another process group of it, stdin the terminal): not stopped by
+# SIGTTOU (raw mode) before the guest greets, nor by SIGTTIN when a line
+# is typed; the terminal's settings unchanged; SIGTERM -> 143.
+for try in 1 2; do
+	if why=$(python3 "$here/background.py" "$VMM" "$IMG/ECHO.img" "$OUT" 2>&1); then
+		ok background
+		break
+	fi
+	# The ECHO guest's death in the emulator (a triple fault, 4): once more.
+	case $why in
+	*"exited 4 "*) [ -n "${TESTHOST:-}" ] && [ $try = 1 ] &&
+		{ echo "RETRY background: $why"; retried=$((retried + 1)); continue; } ;;
+	esac
+	ko background "$why"
+	break
+done
+
 # SIGTERM: clean shutdown with 128 + 15, and (with -v) a line on the
 # console's state for a guest that looked hung (the ECHO guest waits
 # for input with the receive interrupt on, which it turns on before its
@@ -331,7 +353,8 @@ done
 # Hot-plug (--hotplug-slots, default 4 with --api) on the tiny guest,
 # which has no PCI driver (it never powers a slot on, so a detach does not
 # wait for it): attach a RAM disk and a 2-queue file disk, every thread
-# (the hot-plug thread, the new iothreads) under a filter; detach one,
+# (the hot-plug thread, the new iothreads) under a filter; resize, limit,
+# pause, resume, latency and stats on the attached disk; detach one,
 # detach the other with --force: threads and open files back to their
 # count; four attached, a fifth refused; a bad spec, a launch disk, an
 # unknown disk, a detach twice: status 1, one line each; --hotplug-slots
@@ -369,6 +392,13 @@ hotplug_case() {
 	[ -z "$why" ] && ! hctl info | grep -q "^vdc  $OUT/hp.img  16777216 bytes  2 queues" &&
 		why="info: $(hctl info | tail -2)"
 	[ -z "$why" ] && [ -n "$(hp_unfiltered $pid)" ] && why="unfiltered: $(hp_unfiltered $pid)"
+	# The attached disk takes every other command as a launch disk does.
+	[ -z "$why" ] && [ "$(hctl resize vdc 32M)" != "33554432 bytes" ] && why="resize vdc"
+	[ -z "$why" ] && [ "$(stat -c %s "$OUT/hp.img")" != 33554432 ] && why="resize: file size"
+	for c in "limit vdc iops=100" "pause vdc" "resume vdc" "latency on vdc"; do
+		[ -z "$why" ] && [ "$(hctl $c)" != ok ] && why="$c"
+	done
+	[ -z "$why" ] && ! hctl --json stats vdc | grep -q '"completed":0' && why="stats vdc"
 	[ -z "$why" ] && [ "$(hctl detach vdb --timeout 100)" != vdb ] && why="detach"
 	[ -z "$why" ] && [ "$(hctl detach vdc --force)" != vdc ] && why="detach --force"
 	[ -z "$why" ] && [ "$(hp_counts $pid)" != "$start" ] &&
