@@ -34,7 +34,11 @@ This file's own docstring is not read (its examples are forms).
 
 A cited file counts as present when it is there or compressed beside it
 as FILE.gz (bench/README.md: raw logs kept for a finding are gzip -9'd);
-a glob when it matches at least one file (or FILE.gz).  Prints one line
+a glob when it matches at least one file (or FILE.gz).  A run directory
+may be packed (bench/results/pack.py: DATE/NAME.tar.xz beside
+DATE/NAME.md): its files are looked for in the archive, as if unpacked
+in place (bench/vmharness/results.py), and a cited FILE.gz there is
+satisfied by FILE (the packing stores a FILE.gz so).  Prints one line
 per missing citation (file:line, the citation, where it was looked for)
 and exits 1 if there is any; -v lists every citation and how it was
 found.  Python 3 standard library only.
@@ -44,7 +48,6 @@ found.  Python 3 standard library only.
 """
 import argparse
 import ast
-import glob
 import io
 import json
 import os
@@ -52,6 +55,11 @@ import re
 import subprocess
 import sys
 import tokenize
+
+# A run directory may be packed (bench/results/pack.py: DATE/NAME.tar.xz):
+# vfs sees it as the directory it was (exists, isdir, glob, open).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vmharness import results as vfs  # noqa: E402
 
 RESULTS = "bench/results"
 # The pages that cite data; in the notebook's sections (and RESULTS.md's)
@@ -248,18 +256,24 @@ def present(root, rel):
     path itself, FILE.gz for a file, or a glob's first match."""
     path = os.path.join(root, rel)
     if any(c in rel for c in "*?["):
-        hits = sorted(glob.glob(path.rstrip("/"))) + sorted(glob.glob(path.rstrip("/") + ".gz"))
+        hits = sorted(vfs.glob(path.rstrip("/"))) + sorted(vfs.glob(path.rstrip("/") + ".gz"))
+        if not hits and rel.endswith(".gz"):
+            # bench/results/pack.py stores a FILE.gz of a run directory as FILE.
+            hits = sorted(vfs.glob(path[:-3]))
         if rel.endswith("/"):
-            hits = [h for h in hits if os.path.isdir(h)]
+            hits = [h for h in hits if vfs.isdir(h)]
         if hits:
             return os.path.relpath(hits[0], root), "glob"
         return None, None
     if rel.endswith("/"):
-        return (rel, "there") if os.path.isdir(path) else (None, None)
-    if os.path.exists(path):
+        return (rel, "there") if vfs.isdir(path) else (None, None)
+    if vfs.exists(path):
         return rel, "there"
-    if os.path.isfile(path + ".gz"):
+    if vfs.isfile(path + ".gz"):
         return rel + ".gz", "FILE.gz"
+    if rel.endswith(".gz") and vfs.isfile(path[:-3]):
+        # bench/results/pack.py stores a FILE.gz of a run directory as FILE.
+        return rel[:-3], "FILE"
     return None, None
 
 
@@ -290,7 +304,7 @@ def is_repo_name(root, rel, repo_top, repo_basenames):
         return True
     bare = rel.rstrip("/")
     for base in ("", "bench"):
-        if os.path.exists(os.path.join(root, base, bare)):
+        if vfs.exists(os.path.join(root, base, bare)):
             return True
     return "/" not in bare and bare in repo_basenames
 
@@ -362,7 +376,7 @@ def deaths(root, d):
     end clean."""
     out = []
     try:
-        with open(os.path.join(root, d, "runs.jsonl")) as f:
+        with vfs.open(os.path.join(root, d, "runs.jsonl")) as f:
             for line in f:
                 try:
                     r = json.loads(line)
@@ -381,7 +395,7 @@ def phrase_citations(root, src, text, full):
     out = []
     for i, end, shown, rels in full:
         span = parenthesis(text, end)
-        dirs = [r.rstrip("/") + "/" for r in rels if os.path.isdir(os.path.join(root, r))]
+        dirs = [r.rstrip("/") + "/" for r in rels if vfs.isdir(os.path.join(root, r))]
         if not span or not dirs:
             continue
         words = text[span[0]:span[1]]
@@ -436,7 +450,7 @@ def find(root):
             for i, end, shown, rels in full:
                 if a <= i < b:
                     for r in rels:
-                        if os.path.isdir(os.path.join(root, r)) and r.rstrip("/") != RESULTS:
+                        if vfs.isdir(os.path.join(root, r)) and r.rstrip("/") != RESULTS:
                             dirs.append(r.rstrip("/") + "/")
             if not dirs:
                 continue
@@ -448,7 +462,7 @@ def find(root):
             for c in rel:
                 if c.kind == "directory beside the data":
                     for cand in c.candidates:
-                        if "*" not in cand and os.path.isdir(os.path.join(root, cand)):
+                        if "*" not in cand and vfs.isdir(os.path.join(root, cand)):
                             more.append(cand.rstrip("/") + "/")
             if more:
                 rel = relative_citations(root, src, text, a, b, sorted(set(dirs + more)), top,
@@ -457,11 +471,14 @@ def find(root):
     for c in cites:
         for cand in c.candidates:
             if "**" in cand:
-                hits = sorted(glob.glob(os.path.join(root, cand), recursive=True))
+                hits = sorted(vfs.glob(os.path.join(root, cand), recursive=True))
                 how = "found below"
                 if not hits and not cand.endswith("/"):
-                    hits = sorted(glob.glob(os.path.join(root, cand + ".gz"), recursive=True))
+                    hits = sorted(vfs.glob(os.path.join(root, cand + ".gz"), recursive=True))
                     how = "FILE.gz"
+                if not hits and cand.endswith(".gz"):
+                    hits = sorted(vfs.glob(os.path.join(root, cand[:-3]), recursive=True))
+                    how = "FILE"
                 if hits:
                     c.found, c.how = os.path.relpath(hits[0], root), how
                     break
@@ -501,9 +518,11 @@ def main(argv=None):
             c.where(), c.text, c.kind,
             look if look else " or ".join(c.candidates[:6]) + (" ..." if len(c.candidates) > 6 else "")))
     gz = sum(1 for c in cites if c.how == "FILE.gz")
+    plain = sum(1 for c in cites if c.how == "FILE")
     print("citations: %d in %d files, %d missing; %d present as FILE.gz (a cited file "
-          "compressed beside it counts as there)" % (
-              len(cites), len({c.src for c in cites}), len(missing), gz))
+          "compressed beside it counts as there)%s" % (
+              len(cites), len({c.src for c in cites}), len(missing), gz,
+              "; %d cited as FILE.gz, packed as FILE" % plain if plain else ""))
     return 1 if missing else 0
 
 

@@ -37,7 +37,7 @@ import random
 import sys
 import time
 
-from . import paths, testhost
+from . import paths, results, testhost
 from .plan import load_runs
 from .report import cell_value, fio_figures, fmt_p, load_fio, section_title
 from .stats import ALPHA, mean_interval, paired_ratio
@@ -100,7 +100,7 @@ def plan_text(plan, seed, seed_runtime, disk_mb):
 def read_plan(out):
     """The plan of OUT/plan.txt: ([(repeat, pos, config, [jobs])], {runtime, disk_mb})."""
     plan, opts = [], {}
-    with open(os.path.join(out, "plan.txt")) as f:
+    with results.open(os.path.join(out, "plan.txt")) as f:
         for line in f:
             w = line.split()
             if not w or w[0].startswith("#"):
@@ -146,7 +146,7 @@ def run_figures(out, run):
     if run.get("rc") != 0 or run.get("fio_rc") != 0 or not run.get("fio"):
         return {"error": "VMM status %s, fio status %s%s" % (
             run.get("rc"), run.get("fio_rc"), "" if run.get("fio") else ", no fio JSON")}
-    data = load_fio(os.path.join(out, run["fio"]))
+    data = load_fio(results.real(os.path.join(out, run["fio"])))
     if data is None:
         return {"error": "fio's JSON unreadable"}
     try:
@@ -366,7 +366,10 @@ def analyse_data(out, plan, runs, meta=None):
 
 
 def analyse(out):
-    """Analyse OUT (table.md, summary.json); returns table.md's text."""
+    """Analyse OUT (table.md, summary.json); returns table.md's text.  A
+    packed OUT (bench/results/pack.py) is analysed in its unpacked copy
+    (the files written there go when the process ends)."""
+    out = results.real(out)
     plan, opts = read_plan(out)
     runs = load_runs(out)
     meta = {}

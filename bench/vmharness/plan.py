@@ -7,7 +7,7 @@ import random
 import subprocess
 import time
 
-from . import cmdlines, nullblk, testhost
+from . import cmdlines, nullblk, results, testhost
 
 
 def parse_config(spec):
@@ -73,7 +73,8 @@ def _append_line(path, obj):
 
 
 def load_runs(out_dir):
-    return _read_lines(os.path.join(out_dir, "runs.jsonl"))
+    """OUT_DIR's runs (runs.jsonl), OUT_DIR packed or not (results.py)."""
+    return _read_lines(results.real(os.path.join(out_dir, "runs.jsonl")))
 
 
 def record(out_dir, rec):

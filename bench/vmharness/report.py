@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 
+from . import results as packed
 from .stats import ALPHA, mean_interval, paired_ratio
 
 # (key, column title, unit, +1 if higher is better / -1 if lower is)
@@ -49,6 +50,7 @@ def read_tsv(path):
 
 
 def read_meta(out):
+    out = packed.real(out)  # a packed run directory: its unpacked copy
     meta = {}
     for row in read_tsv(os.path.join(out, "meta.tsv")):
         if row[0] == "inner_seconds" and row[0] in meta:
@@ -124,6 +126,7 @@ def combine(parts):
 
 
 def load(out):
+    out = packed.real(out)  # a packed run directory: its unpacked copy
     meta = read_meta(out)
     points = {}
     for row in read_tsv(os.path.join(out, "points.tsv")):

@@ -12,13 +12,12 @@ writes the page again and fails when the committed one differs.  The
 dated notebook, with the why behind each figure, is bench/JOURNAL.md.
 """
 import functools
-import glob
 import json
 import math
 import os
 import re
 
-from . import arm64peers, boot, deaths, plan, profile
+from . import arm64peers, boot, deaths, plan, profile, results
 from .stats import mean_interval, paired_ratio
 
 ROOT = "bench/results"
@@ -52,11 +51,12 @@ def _kind(command):
 def scan(root=ROOT):
     """Every data directory under ROOT: [{dir, kind, date, meta}], newest
     first.  vmbench's directories have a meta.json; devbench's have its
-    --json files (a "points" list)."""
+    --json files (a "points" list).  A directory may be packed
+    (bench/results/pack.py): results reads it in place."""
     found = []
-    for path in sorted(glob.glob(os.path.join(root, "**", "meta.json"), recursive=True)):
+    for path in sorted(results.glob(os.path.join(root, "**", "meta.json"), recursive=True)):
         try:
-            with open(path) as f:
+            with results.open(path) as f:
                 meta = json.load(f)
         except (OSError, ValueError):
             continue
@@ -66,11 +66,11 @@ def scan(root=ROOT):
                           "name": os.path.relpath(os.path.dirname(path), root),
                           "date": _date(meta.get("date")), "meta": meta})
     bench = {}
-    for path in sorted(glob.glob(os.path.join(root, "**", "*.json"), recursive=True)):
+    for path in sorted(results.glob(os.path.join(root, "**", "*.json"), recursive=True)):
         if os.path.basename(path) in ("meta.json", "summary.json"):
             continue
         try:
-            with open(path) as f:
+            with results.open(path) as f:
                 data = json.load(f)
         except (OSError, ValueError):
             continue
@@ -230,7 +230,7 @@ def _unique(entries):
 def arm64_summary(entry):
     """arm64peers' figures of ENTRY, recomputed from its runs (once per
     state of its runs.jsonl)."""
-    runs = os.path.join(entry["dir"], "runs.jsonl")
+    runs = results.real(os.path.join(entry["dir"], "runs.jsonl"))
     return _arm64_summary(entry["dir"], os.stat(runs).st_mtime_ns if os.path.exists(runs) else 0,
                           json.dumps(entry["meta"], sort_keys=True))
 
@@ -481,7 +481,9 @@ def boot_section(entries):
     if not entry:
         return []
     out = []
-    for line in boot.analyse(entry["dir"]).splitlines():
+    # boot.analyse writes boot.md beside the runs: a packed directory's
+    # unpacked copy takes it.
+    for line in boot.analyse(results.real(entry["dir"])).splitlines():
         if line.startswith("## "):
             out.append("%s:" % line[3:].capitalize())
         elif re.match(r"- .*launch to (init|exit):", line):
@@ -496,7 +498,7 @@ def deaths_section(entries):
                   and {"qemu", "vmm"} <= {r["config"] for r in plan.load_runs(e["dir"])}), None)
     if not entry:
         return []
-    text = deaths.analyse(entry["dir"])
+    text = deaths.analyse(results.real(entry["dir"]))  # it writes deaths.md there
     out = ["- " + line for line in _sentences(text, r"^(All jobs|Per request):")]
     out.append("")
     out += _data_line(entry)
@@ -548,11 +550,11 @@ def _vmbench_dirs(root):
     newest first."""
     from . import report
     out = []
-    for path in glob.glob(os.path.join(root, "**", "meta.tsv"), recursive=True):
+    for path in results.glob(os.path.join(root, "**", "meta.tsv"), recursive=True):
         d = os.path.dirname(path)
         try:
             meta = report.read_meta(d)
-            with open(os.path.join(d, "plan.json")) as f:
+            with results.open(os.path.join(d, "plan.json")) as f:
                 labels = [c["label"] for c in json.load(f)["cfgs"]]
         except (OSError, ValueError, KeyError):
             continue

@@ -681,6 +681,13 @@ def guest_image(cfgs, kernel):
 
 
 def analyse(out, baseline=None):
+    from . import results
+    if results.archive_of(out):
+        # A packed run directory (bench/results/pack.py): analysed in its
+        # unpacked copy, whose tables go when this process ends.
+        say("%s is packed: the tables are printed, not kept (bench/results/pack.py "
+            "--unpack %s keeps them)" % (out, out))
+        out = results.real(out)
     if not os.path.exists(os.path.join(out, "runs.tsv")):
         raise Error("%s holds no vmbench runs (no runs.tsv)" % out)
     from . import report
