@@ -10,6 +10,9 @@
 #   panic    finds pvpanic on PCI, writes PANICKED                 -> 3
 #   echo     echoes UART input until 'q', then resets              -> 0
 #   sigterm  SIGTERM while the guest waits for input               -> 143
+#   background  the echo guest's VMM in a background process group of a
+#            pty's session: never stopped by SIGTTOU or SIGTTIN, the
+#            terminal left as it was, SIGTERM                      -> 143
 #   sandbox  while the echo guest waits: every thread's seccomp mode
 #            is 2 (filter), or 0 with --sandbox off
 #   pin      the same with --pin on: each vCPU and iothread bound to the
@@ -172,6 +175,25 @@ esac
 printf 'hello from the pipe\nq' >"$OUT/echo.in"
 IN=$OUT/echo.in expect echo 0 "hello from the pipe" -- \
 	run -k "$IMG/ECHO.img" -m 32M
+
+# background: `vmm run ... &` from an interactive shell, in miniature
+# (background.py: a pty as a session's controlling terminal, the VMM in
+# another process group of it, stdin the terminal): not stopped by
+# SIGTTOU (raw mode) before the guest greets, nor by SIGTTIN when a line
+# is typed; the terminal's settings unchanged; SIGTERM -> 143.
+for try in 1 2; do
+	if why=$(python3 "$here/background.py" "$VMM" "$IMG/ECHO.img" "$OUT" 2>&1); then
+		ok background
+		break
+	fi
+	# The ECHO guest's death in the emulator (a triple fault, 4): once more.
+	case $why in
+	*"exited 4 "*) [ -n "${TESTHOST:-}" ] && [ $try = 1 ] &&
+		{ echo "RETRY background: $why"; retried=$((retried + 1)); continue; } ;;
+	esac
+	ko background "$why"
+	break
+done
 
 # SIGTERM: clean shutdown with 128 + 15, and (with -v) a line on the
 # console's state for a guest that looked hung (the ECHO guest waits
