@@ -534,7 +534,7 @@ def ratio_lines(runs, configs, job):
             out += [_ratio_line(runs, job, b, c) for b in qemus]
         if not c.startswith("vmm"):
             continue
-        bases = ["qemu" + c[3:]] if c[3:] and "qemu" + c[3:] in qemus else qemus
+        bases = ["qemu" + c[3:]] if c[3:] and "qemu" + c[3:] in qemus else list(qemus)
         kt = "kvmtool" + c[3:] if "kvmtool" + c[3:] in ran else "kvmtool"
         bases += [kt] if kt in ran else []
         bases += [b for b in ran if b.startswith("host")]

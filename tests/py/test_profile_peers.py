@@ -130,7 +130,8 @@ def run(cfg, rep, iops, job="randread-4k"):
 
 def test_ours_is_compared_with_each_qemu_and_the_host(tmp_path):
     for rep in range(2):
-        for cfg, iops in (("vmm", 300 + rep), ("qemu10", 200), ("qemu", 100), ("host", 600)):
+        for cfg, iops in (("vmm", 300 + rep), ("qemu10", 200), ("qemu", 100), ("host", 600),
+                          ("vmm-poll0", 150)):
             plan.record(str(tmp_path), run(cfg, rep, iops))
     text = profile.analyse(str(tmp_path))
     head = text.splitlines()[0]
@@ -138,3 +139,6 @@ def test_ours_is_compared_with_each_qemu_and_the_host(tmp_path):
     assert "vmm / qemu10 IOPS: 1.5" in text and "vmm / qemu IOPS: 3.0" in text
     assert "vmm / host IOPS: 0.50x" in text
     assert "qemu / " not in text and "host / " not in text
+    # each of ours against each baseline once
+    assert text.count("vmm-poll0 / host IOPS") == 1 and text.count("vmm / host IOPS") == 1
+    assert "vmm-poll0 / qemu10 IOPS: 0.75x" in text
