@@ -429,7 +429,7 @@ def default_out():
 def is_result(out):
     """Whether OUT is an arm64-peers directory (its plan.txt's first line)."""
     try:
-        with open(os.path.join(out, "plan.txt")) as f:
+        with results.open(os.path.join(out, "plan.txt")) as f:
             return "arm64-peers" in f.readline()
     except OSError:
         return False

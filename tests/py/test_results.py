@@ -18,7 +18,7 @@ from test_arm64peers import write_run
 from test_citations import make_tree
 from test_report import make_run
 from test_standing import profile_dir, run
-from vmharness import arm64peers, plan, report, results, standing, vmbench
+from vmharness import arm64peers, cli, plan, report, results, standing, vmbench
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 spec = importlib.util.spec_from_file_location(
@@ -86,6 +86,9 @@ def read_all(root, dirs, capsys):
     out["arm64_table"] = arm64peers.analyse_data(a, out["arm64_plan"][0], out["arm64_runs"])[0]
     out["arm64_summary"] = standing.arm64_summary(
         next(e for e in entries if e["kind"] == "arm64-peers"))
+    capsys.readouterr()
+    assert cli.main(["analyse", a]) == 0
+    out["arm64_analyse"] = capsys.readouterr().out
     out["vmbench_load"] = report.load(dirs["vmbench"])
     out["vmbench_dirs"] = [(d, m) for d, m, _ in standing._vmbench_dirs(root)]
     capsys.readouterr()
@@ -115,6 +118,7 @@ def test_every_reader_reads_a_packed_directory_as_it_was(tmp_path, capsys):
     assert any("ram-x" in line for line in before["devbench"])
     assert len(before["load_runs"]) == 16 and len(before["arm64_runs"]) == 6
     assert "| randread-4k (read) | 2.00x" in before["arm64_table"]
+    assert "| randread-4k (read) | 2.00x" in before["arm64_analyse"]
     assert before["vmbench_dirs"] and "significantly better" in before["vmbench_analyse"]
 
     assert pack.main(["--root", root, "--min-age", "0"]) == 0
