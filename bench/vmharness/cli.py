@@ -50,7 +50,7 @@ import sys
 import time
 
 from . import (arm64peers, boot, cpuid, deaths, exitcost, lockup, mainjob, nullblk, paths, plan,
-               profile, pytestrun, standing, testhost, vmbench)
+               profile, pytestrun, results, standing, testhost, vmbench)
 
 COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost", "lockup", "exitcost",
             "arm64-peers", "report")
@@ -335,6 +335,9 @@ def main(argv):
     if args.cmd == "report":
         return report(args)
     if args.cmd == "analyse":
+        # A packed run directory (bench/results/pack.py): its unpacked
+        # copy, where the tables are written and printed, not kept.
+        args.out = results.real(args.out)
         if arm64peers.is_result(args.out):
             sys.stdout.write(arm64peers.analyse(args.out))
             return 0

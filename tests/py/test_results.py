@@ -89,6 +89,8 @@ def read_all(root, dirs, capsys):
     capsys.readouterr()
     assert cli.main(["analyse", a]) == 0
     out["arm64_analyse"] = capsys.readouterr().out
+    assert cli.main(["analyse", dirs["profile"]]) == 0
+    out["profile_analyse"] = capsys.readouterr().out
     out["vmbench_load"] = report.load(dirs["vmbench"])
     out["vmbench_dirs"] = [(d, m) for d, m, _ in standing._vmbench_dirs(root)]
     capsys.readouterr()
@@ -120,6 +122,7 @@ def test_every_reader_reads_a_packed_directory_as_it_was(tmp_path, capsys):
     assert "| randread-4k (read) | 2.00x" in before["arm64_table"]
     assert "| randread-4k (read) | 2.00x" in before["arm64_analyse"]
     assert before["vmbench_dirs"] and "significantly better" in before["vmbench_analyse"]
+    assert "vmm / qemu IOPS: 1.5" in before["profile_analyse"]
 
     assert pack.main(["--root", root, "--min-age", "0"]) == 0
     left = sorted(os.path.relpath(os.path.join(t, n), root)
