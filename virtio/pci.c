@@ -216,14 +216,15 @@ static uint16_t vpci_src_vector(const struct vpci *p, unsigned int src)
 	return v->q[src - 1].msix_vector;
 }
 
-static struct vpci_route vpci_compute(const struct vpci *p, unsigned int src)
+/* src's route; msix: MSI-X enabled and not masked as a whole. */
+static struct vpci_route vpci_compute(const struct vpci *p, unsigned int src,
+				      bool msix)
 {
 	struct vpci_route r = { 0 };
 	uint16_t vec = vpci_src_vector(p, src);
 	const struct vpci_msix_entry *e;
-	bool maskall;
 
-	if (!vpci_msix_on(p, &maskall) || maskall || vec >= p->nvec)
+	if (!msix || vec >= p->nvec)
 		return r;
 	e = &p->msix[vec];
 	if (e->ctrl & PCI_MSIX_ENTRY_CTRL_MASKBIT)
@@ -260,12 +261,14 @@ static void vpci_set_intx(struct vpci *p, bool on)
 static void vpci_update_routes(struct vpci *p)
 {
 	unsigned int src, nsrc = 1 + p->vdev->nq;
-	bool intx = vpci_intx_wanted(p);
+	bool intx = vpci_intx_wanted(p), maskall;
+	bool msix = vpci_msix_on(p, &maskall) && !maskall;
 
 	if (!intx)
 		vpci_set_intx(p, false);
 	for (src = 0; src < nsrc; src++) {
-		struct vpci_route r = vpci_compute(p, src), *o = &p->route[src];
+		struct vpci_route r = vpci_compute(p, src, msix);
+		struct vpci_route *o = &p->route[src];
 
 		if (p->route_valid && r.on == o->on &&
 		    (!r.on || (r.addr == o->addr && r.data == o->data)))
@@ -630,8 +633,15 @@ static void vpci_write32(struct vpci *p, uint64_t off, unsigned int size,
 
 	if (in(off, VPCI_COMMON_OFF, VPCI_COMMON_LEN) &&
 	    vpci_common_width(off - VPCI_COMMON_OFF) == size) {
-		vpci_common_write(p, (uint32_t)(off - VPCI_COMMON_OFF), val);
-		vpci_update_routes(p);
+		uint32_t o = (uint32_t)(off - VPCI_COMMON_OFF);
+
+		vpci_common_write(p, o, val);
+		/* Of the common config, only a vector, or the status (a
+		 * reset clears the vectors), is read by vpci_compute. */
+		if (o == VIRTIO_PCI_COMMON_MSIX ||
+		    o == VIRTIO_PCI_COMMON_STATUS ||
+		    o == VIRTIO_PCI_COMMON_Q_MSIX)
+			vpci_update_routes(p);
 	} else if (in(off, VPCI_DEVCFG_OFF, VPCI_DEVCFG_LEN)) {
 		uint32_t o = (uint32_t)(off - VPCI_DEVCFG_OFF);
 
