@@ -36,12 +36,18 @@ module() {
 
 srcs=$(ls virtio/*.c blk/*.c hw/*.c host/*.c api/*.c arch/x86/hw/*.c \
 	arch/arm64/hw/*.c tests/support/*.c)
+# Everything again when a header changed (a struct's layout), else each
+# object whose source is newer.
+stamp=$out/obj/.stamp
+[ -f "$stamp" ] && [ -n "$(find virtio blk hw host api arch tests/support \
+	-name '*.h' -newer "$stamp")" ] && rm -f "$out"/obj/*.o
 objs=""
 for s in $srcs; do
 	o="$out/obj/$(echo "$s" | tr / _).o"
 	objs="$objs $o"
 	[ "$o" -nt "$s" ] || $CC $CFLAGS -c "$s" -o "$o" || exit 1
 done
+touch "$stamp"
 for n in $names; do
 	# shellcheck disable=SC2086
 	$CC $CFLAGS "tests/fuzz/fuzz_$n.c" tests/fuzz/replay_main.c $objs \

@@ -128,6 +128,9 @@ def req_seeds():
     put('req-in', 'req', req_seed(rw, 1024, 64, 64,
                                   [(0, 16, hdr(IN, 8)), (1, 4096, b''),
                                    (1, 1, b'')]))
+    put('req-out', 'req', req_seed(rw, 1024, 64, 64,
+                                   [(0, 16, hdr(OUT, 2)), (0, 512, b'z' * 512),
+                                    (1, 1, b'')]))
     put('req-out-split', 'req',
         req_seed(rw, 1024, 64, 64, [(0, 8, hdr(OUT, 1)[:8]),
                                     (0, 520, hdr(OUT, 1)[8:] + b'x' * 512),
