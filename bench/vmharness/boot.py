@@ -37,16 +37,10 @@ import re
 import statistics
 import time
 
-from . import cmdlines, counters, guestrun, paths, plan
+from . import cmdlines, config, counters, guestrun, paths, plan
 from .stats import paired_log_ratio
 
-CONFIGS = {
-    "vmm": ("vmm", "bzImage", None),
-    "vmm-elf": ("vmm", "vmlinux", None),
-    "qemu": ("qemu", "bzImage", None),
-    "qemu-pvh": ("qemu", "vmlinux", None),
-    "qemu-microvm": ("qemu", "vmlinux", "microvm"),
-}
+CONFIGS = config.BOOT_KINDS  # name: (VMM, image, machine)
 # qemu-microvm only when asked: in the test host it made the test host's
 # own kernel lock up (soft lockup in kvm_arch_vcpu_ioctl_run, QEMU's vCPU
 # thread, 2 of 2 tries on 2026-12-01), taking the other runs with it.
@@ -63,16 +57,9 @@ def vmm_startup(stderr):
 
 
 def parse_config(spec):
-    base, _, rest = spec.partition(":")
-    if base not in CONFIGS:
-        raise ValueError("boot configuration must be one of %s: %s"
-                         % (", ".join(CONFIGS), spec))
-    opts = dict(kv.split("=", 1) for kv in rest.split(",") if kv)
-    kind, image, machine = CONFIGS[base]
-    if machine == "microvm":
-        opts.setdefault("jobs", "small")  # plan.rounds: these kernels only
-    return {"kind": kind, "image": image, "machine": machine,
-            "name": opts.pop("name", base), "opts": opts}
+    """A boot configuration (config.parse): NAME[:bin=PATH,name=L,jobs=K1+K2],
+    NAME one of CONFIGS, jobs= the kernels it boots (qemu-microvm: small)."""
+    return config.parse(spec, "boot", paths.KERNELS)
 
 
 class FirstEntry:

@@ -361,11 +361,6 @@ def main(argv):
     if args.cmd == "boot":
         args.config = args.config or boot.DEFAULT_CONFIGS
         args.kernels = args.kernels.split(",")
-        for c in args.config:
-            try:
-                boot.parse_config(c)  # a bad name stops here, not in the test host
-            except ValueError as e:
-                ap.error(str(e))
         for k in args.kernels:
             if k not in paths.KERNELS:
                 ap.error("--kernels: no kernel %r (%s)" % (k, ", ".join(paths.KERNELS)))
@@ -382,6 +377,14 @@ def main(argv):
         if not args.inner:
             exitcost.build_images()
     args.config = args.config or ["qemu", "vmm"]
+    # Every configuration, checked here (config.py), not in the test host.
+    parse = {"profile": profile.parse_config, "deaths": deaths.parse_config,
+             "cpuid": cpuid.parse_config, "boot": boot.parse_config}.get(args.cmd)
+    for c in args.config if parse else ():
+        try:
+            parse(c)
+        except ValueError as e:
+            ap.error(str(e))
     if args.cmd == "profile" and not args.inner:
         try:  # a bad name stops here, and kvmtool is built, not in the test host
             profile.prepare(args.config)

@@ -9,7 +9,7 @@ import os
 import re
 import time
 
-from . import cmdlines, guestrun, plan
+from . import cmdlines, config, guestrun, plan
 from .profile import guest_argv
 
 SECTIONS = ("CPUID", "CPUINFO", "DMESG", "MSR")
@@ -19,6 +19,12 @@ SCRIPT = "".join(
     for s, c in (("CPUID", "cpuid-dump"), ("CPUINFO", "cat /proc/cpuinfo"),
                  ("DMESG", "dmesg"), ("MSR", "cpuid-dump msr"))
 )
+
+
+def parse_config(spec):
+    """A cpuid configuration (config.parse): ours or QEMU, as profile
+    reads them, less jobs= (one guest each, no job)."""
+    return config.parse(spec, "cpuid")
 
 
 def sections(lines):
@@ -48,7 +54,7 @@ def run_plan(args):
     disk = plan.data_disk(args, "vmh-cpuid.img")
     done = {r["config"] for r in plan.load_runs(args.out) if r["outcome"] == "clean"}
     for spec in args.config:
-        cfg = plan.parse_config(spec)
+        cfg = parse_config(spec)
         if cfg["name"] in done:
             continue
         log = _path(args.out, cfg["name"], ".log")

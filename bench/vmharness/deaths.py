@@ -18,13 +18,20 @@ import re
 import tempfile
 import time
 
-from . import cmdlines, counters, fiojson, guestrun, kvmtrace, plan, qemumon
+from . import cmdlines, config, counters, fiojson, guestrun, kvmtrace, plan, qemumon
 from .stats import binom_two_sided, fisher_two_sided, wilson
 from .profile import JOBS, guest_argv
 
 # verify is guest/jobs/verify.fio; the others are profile's jobs (the seed
 # phases are where our guests have triple-faulted most).
 DEATH_JOBS = dict(JOBS, verify=None)
+
+
+def parse_config(spec):
+    """A deaths configuration (config.parse): profile's vmm and qemu keys
+    (kvmtool and host are profile's), a job of DEATH_JOBS in jobs=, and
+    host_thp=always|madvise|never for either."""
+    return config.parse(spec, "deaths", DEATH_JOBS)
 
 
 THP = "/sys/kernel/mm/transparent_hugepage/enabled"
@@ -107,7 +114,7 @@ def run_plan(args):
     counters.ensure_mounts()
     os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
     disk = plan.data_disk(args, "vmh-deaths.img")
-    cfgs = [plan.parse_config(c) for c in args.config]
+    cfgs = [parse_config(c) for c in args.config]
     done = {(r["round"], r["config"], r["job"]) for r in plan.load_runs(args.out)}
     recorder = kvmtrace.FlightRecorder()
     if not recorder.start():

@@ -10,16 +10,6 @@ import time
 from . import cmdlines, nullblk, results, testhost
 
 
-def parse_config(spec):
-    """vmm[:k=v,...] or qemu[:k=v,...] -> dict(kind, name, opts)."""
-    kind, _, rest = spec.partition(":")
-    if kind not in ("vmm", "qemu"):
-        raise ValueError("configuration must start with vmm or qemu: " + spec)
-    opts = dict(kv.split("=", 1) for kv in rest.split(",") if kv)
-    name = opts.pop("name", spec)
-    return {"kind": kind, "name": name, "opts": opts}
-
-
 def guest_extra(cfg):
     """A configuration's append=A+B option: more words for the guest
     kernel's command line (the words joined by '+', since ',' ends an

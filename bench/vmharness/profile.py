@@ -16,7 +16,7 @@ import statistics
 import subprocess
 import time
 
-from . import cmdlines, counters, fiojson, guestrun, kernels, paths, plan
+from . import cmdlines, config, counters, fiojson, guestrun, kernels, paths, plan
 from .stats import paired_log_ratio
 
 SEED = ["--bs=512", "--ioengine=libaio", "--iodepth=64", "--numjobs=32",
@@ -71,77 +71,29 @@ JOBS = {
 # peers tarball; no kvmtool code in this repository).
 KVMTOOL_BIN = os.path.join(paths.BUILD, "peers", "x86", "lkvm-static")
 PEERS_X86 = os.path.join(paths.REPO, "bench", "peers-x86.sh")
-# kvmtool's options here: queues=1 only (its virtio-blk has one queue).
-KVMTOOL_OPTS = ("name", "bin", "jobs", "append", "queues", "kernel")
 # kernel= in a configuration: these two name --kernel's files; anything
 # else is the path of a guest kernel of one's own (kernels.py).
-KERNEL_KINDS = ("bzimage", "vmlinux")
+KERNEL_KINDS = config.KERNEL_KINDS
 
 
-# QEMU's options here.  release=10: QEMU 10.0 from Debian's backports
-# (tests/testhost/emulator.sh unpacks it under build/testhost/qemu), with
-# vqmap=on (iothread-vq-mapping: one IOThread per virtqueue) unless told;
-# bin=PATH: another QEMU; iothread=off: none; aio=: QEMU's drive aio=.
-QEMU_OPTS = ("name", "bin", "jobs", "append", "queues", "kernel", "iothread",
-             "pin", "aio", "release", "vqmap")
-QEMU_RELEASES = {"10": os.path.join(paths.BUILD, "testhost", "qemu", "qemu-system-x86_64")}
+# QEMU's options (config.SCENARIOS["profile"]): release=10: QEMU 10.0 from
+# Debian's backports (tests/testhost/emulator.sh unpacks it under
+# build/testhost/qemu), with vqmap=on (iothread-vq-mapping: one IOThread
+# per virtqueue) unless told; bin=PATH: another QEMU; iothread=off: none;
+# aio=: QEMU's drive aio=.
+QEMU_RELEASES = config.QEMU_RELEASES
 EMULATOR_SH = os.path.join(paths.REPO, "tests", "testhost", "emulator.sh")
-CHOICES = {"iothread": ("on", "off"), "vqmap": ("on", "off"), "pin": ("on", "off"),
-           "aio": ("io_uring", "native", "threads"), "release": tuple(QEMU_RELEASES)}
 # host: the test host's own fio on the data disk, the job as the guests
 # run it (the physical limit); it takes only a name and jobs.
-HOST_OPTS = ("name", "jobs")
 HOST_FIO = os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio")
 
 
-def _opts(kind, rest, spec, allowed):
-    try:
-        opts = dict(kv.split("=", 1) for kv in rest.split(",") if kv)
-    except ValueError:
-        raise ValueError("%s options are KEY=VALUE: %s" % (kind, spec))
-    bad = sorted(k for k in opts if k not in allowed)
-    if bad:
-        raise ValueError("%s takes no %s (only %s): %s" % (
-            kind, ", ".join(bad), ", ".join(allowed), spec))
-    for k, v in opts.items():
-        if k in CHOICES and v not in CHOICES[k]:
-            raise ValueError("%s: %s=%s: one of %s" % (spec, k, v, ", ".join(CHOICES[k])))
-    return opts
-
-
 def parse_config(spec):
-    """plan.parse_config (vmm), qemu[:k=v,...] with QEMU_OPTS, host[:name=L,
-    jobs=A+B], and kvmtool[:name=L,bin=PATH,jobs=A+B,append=W1+W2]:
+    """A profile configuration (config.parse): vmm[:k=v,...], qemu[:k=v,...],
+    host[:name=L,jobs=A+B], and kvmtool[:name=L,bin=PATH,jobs=A+B,append=W1+W2]:
     kvmtool (lkvm run) with the same kernel (its bzImage: kvmtool loads
     no ELF), initrd, vCPUs, memory, command line and data disk file."""
-    kind, _, rest = spec.partition(":")
-    if kind == "vmm":
-        return plan.parse_config(spec)
-    if kind == "qemu":
-        opts = _opts(kind, rest, spec, QEMU_OPTS)
-        if "release" in opts:
-            if "bin" in opts:
-                raise ValueError("%s: release= or bin=, not both" % spec)
-            opts["bin"] = QEMU_RELEASES[opts.pop("release")]
-            opts.setdefault("vqmap", "on")
-        if opts.get("vqmap") == "on" and opts.get("iothread") == "off":
-            raise ValueError("%s: vqmap=on gives each queue an IOThread; iothread=off "
-                             "contradicts it" % spec)
-        name = opts.pop("name", spec)
-        return {"kind": kind, "name": name, "opts": opts}
-    if kind == "host":
-        opts = _opts(kind, rest, spec, HOST_OPTS)
-        return {"kind": kind, "name": opts.pop("name", "host"), "opts": opts}
-    if kind != "kvmtool":
-        raise ValueError("configuration must start with vmm, qemu, kvmtool or host: " + spec)
-    opts = _opts(kind, rest, spec, KVMTOOL_OPTS)
-    if opts.get("queues", "1") != "1":
-        raise ValueError("kvmtool's virtio-blk has one queue: " + spec)
-    if opts.get("kernel") in KERNEL_KINDS:
-        raise ValueError("kvmtool boots the guest's bzImage; its kernel= takes only "
-                         "a PATH of one's own: " + spec)
-    name = opts.pop("name", spec)
-    return {"kind": kind, "name": name, "opts": opts}
+    return config.parse(spec, "profile", JOBS)
 
 
 def prepare(configs):
@@ -166,9 +118,6 @@ def prepare(configs):
             raise ValueError("qemu: bin=%s is not an executable file" % b)
         if c["kind"] == "kvmtool" and b and not os.access(b, os.X_OK):
             raise ValueError("kvmtool: bin=%s is not an executable file" % b)
-        if "modules" in c["opts"]:
-            raise ValueError("%s: modules= is bench/vmbench's (-c vmm:kernel=PATH,modules=DIR); "
-                             "profile takes kernels with virtio_blk built in" % c["name"])
         k = own_kernel(c)
         if k:
             fmt, _ = kernels.describe(k)  # KernelError is a ValueError
@@ -222,8 +171,7 @@ def guest_argv(cfg, cmdline, disk, args):
         if cfg["opts"].get("backend") == "ram":  # our RAM disk, the file's size
             d.update(path="ram:%dM" % args.disk_mb, direct=False)
         d["opts"] = ["%s=%s" % (k, v) for k, v in cfg["opts"].items()
-                     if k not in ("queues", "bin", "jobs", "append", "kernel", "host_thp",
-                                  "backend", "pin", "api")]
+                     if k in config.VMM_DISK]
         pin = cfg["opts"].get("pin")
         extra = ["--pin", pin] if pin else []
         if cfg["opts"].get("api") == "poll":

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from . import kernels, nullblk, paths, testhost
+from . import config, kernels, nullblk, paths, testhost
 from .vmbench_base import (Error, append_meta, git, hms, machine_line, positive,
                            rewrite_job, run_order, run_queues, say, self_path, size_mb)
 
@@ -165,54 +165,21 @@ def expand_list(s):
     return out
 
 
-CHOICES = {
-    ("vmm", "batch"): ("on", "off"), ("vmm", "backend"): ("file", "ram"),
-    ("vmm", "direct"): ("auto", "on", "off"),
-    ("qemu", "iothread"): ("on", "off"),
-    ("qemu", "aio"): ("io_uring", "native", "threads"),
-    ("qemu", "cache"): ("auto", "none", "writeback"),
-}
 DEFAULTS = {"name": "", "queues": "", "batch": "", "poll": "", "backend": "file",
             "direct": "auto", "bin": "", "iothread": "on", "aio": "io_uring", "cache": "auto",
             "kernel": "", "modules": ""}
 
 
 def parse_config(spec):
-    """vmm[:OPT,...], qemu[:OPT,...] or host[:name=L] as a dict: kind, the
-    options (DEFAULTS filled in) and label; Error on a bad spec."""
-    kind, colon, opts = spec.partition(":")
-    if kind not in ("vmm", "qemu", "host"):
-        raise Error("bad configuration '%s' (vmm, qemu or host)" % spec)
-    c = dict(DEFAULTS, kind=kind)
-    for w in opts.split(",") if opts else ():
-        k, eq, v = w.partition("=")
-        if not eq:
-            raise Error("configuration '%s': '%s' is not KEY=VALUE" % (spec, w))
-        if k == "name" or (kind, k) in (("vmm", "bin"),):
-            c[k] = v
-        elif k in ("kernel", "modules") and kind != "host":
-            if not v:
-                raise Error("configuration '%s': %s=PATH" % (spec, k))
-            c[k] = v
-        elif k == "queues" and kind != "host":
-            if not positive(v):
-                raise Error("configuration '%s': queues=%s" % (spec, v))
-            c[k] = v
-        elif k == "poll" and kind == "vmm":
-            if not re.fullmatch(r"[0-9]+", v):
-                raise Error("configuration '%s': poll=US (microseconds)" % spec)
-            c[k] = v
-        elif (kind, k) in CHOICES:
-            if v not in CHOICES[(kind, k)]:
-                raise Error("configuration '%s': %s=%s" % (spec, k, "|".join(CHOICES[(kind, k)])))
-            c[k] = v
-        else:
-            raise Error("configuration '%s': unknown option '%s' for %s" % (spec, k, kind))
-    if c["modules"] and not c["kernel"]:
-        raise Error("configuration '%s': modules=DIR goes with kernel=PATH" % spec)
+    """vmm[:OPT,...], qemu[:OPT,...] or host[:name=L] (config.parse, its
+    "vmbench" table) as the plan's record: kind, every option (DEFAULTS
+    filled in) and label; config.ConfigError on a bad spec."""
+    p = config.parse(spec, "vmbench")
+    c = dict(DEFAULTS, kind=p["kind"], name=p["name"], **p["opts"])
     c["label"] = c["name"] or label_of(c)
     if re.search(r"[\t,;\"]", c["label"]):
-        raise Error("configuration label '%s': no tabs, commas, semicolons or quotes" % c["label"])
+        raise config.ConfigError("configuration label '%s': no tabs, commas, semicolons "
+                                 "or quotes" % c["label"])
     return c
 
 
@@ -794,7 +761,7 @@ def main(argv):
             return vmbench_hunt.hunt(o, argv, prepare, run_plan)
         out, where = prepare(o, argv)
         return run_plan(out, where)
-    except Error as e:
+    except (Error, config.ConfigError) as e:
         print("vmbench: error: %s" % e, file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -2,12 +2,13 @@
 the plan's order, the guest script, the trimmed JSON."""
 import json
 import os
+import re
 import shutil
 import subprocess
 
 import pytest
 
-from vmharness import fiojson, vmbench, vmbench_run
+from vmharness import config, fiojson, vmbench, vmbench_run
 from vmharness.vmbench import Error
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -36,14 +37,14 @@ def test_config_labels():
 
 
 @pytest.mark.parametrize("spec,msg", [
-    ("nosuch", "bad configuration"), ("vmm:queues=0", "queues=0"),
-    ("vmm:batch=maybe", "batch=on|off"), ("qemu:batch=on", "unknown option 'batch'"),
-    ("host:queues=2", "unknown option 'queues'"), ("vmm:poll=x", "poll=US"),
+    ("nosuch", "bad configuration"), ("vmm:queues=0", "queues=0: a whole number from 1 to 16"),
+    ("vmm:batch=maybe", "batch=maybe: on|off"), ("qemu:batch=on", "unknown option 'batch'"),
+    ("host:queues=2", "unknown option 'queues'"), ("vmm:poll=x", "poll=x: a whole number"),
     ("vmm:queues", "not KEY=VALUE"), ("vmm:name=a,b", "not KEY=VALUE"),
-    ("vmm:name=a;b", "no tabs, commas"),
+    ("vmm:name=a;b", "no tabs, commas"), ("vmm:poll=1,poll=2", "poll= given twice"),
 ])
 def test_bad_configs(spec, msg):
-    with pytest.raises(Error, match=msg):
+    with pytest.raises(config.ConfigError, match=re.escape(msg)):
         vmbench.parse_config(spec)
 
 

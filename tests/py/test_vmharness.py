@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from vmharness import cmdlines, fiojson, guestrun, markers, profile, stats
+from vmharness import cmdlines, config, fiojson, guestrun, markers, profile, stats
 
 
 def test_wilson_known_values():
@@ -144,7 +144,7 @@ def test_command_lines():
 
 def test_rounds_shuffle_and_resume():
     from vmharness import plan
-    cfgs = [plan.parse_config("qemu"), plan.parse_config("vmm:queues=1,name=v1,jobs=a")]
+    cfgs = [config.parse("qemu", "profile"), config.parse("vmm:queues=1,name=v1,jobs=a", "profile")]
     full = list(plan.rounds(cfgs, ["a", "b"], 3, 7))
     # every round: qemu runs a and b, v1 only a; nothing else
     assert len(full) == 9
@@ -195,15 +195,15 @@ def test_logwrites_replay_stops_where_asked():
 
 def test_guest_extra_joins_append_words():
     from vmharness import plan
-    assert plan.guest_extra(plan.parse_config("vmm:append=nopv+no-kvmapf,name=x")) == \
+    assert plan.guest_extra(config.parse("vmm:append=nopv+no-kvmapf,name=x", "profile")) == \
         "nopv no-kvmapf"
-    assert plan.guest_extra(plan.parse_config("qemu")) == ""
+    assert plan.guest_extra(config.parse("qemu", "profile")) == ""
 
 
 def test_append_reaches_the_guest_not_the_disk():
     from types import SimpleNamespace
     from vmharness import cmdlines, plan, profile
-    cfg = plan.parse_config("vmm:append=nopv,queues=1")
+    cfg = config.parse("vmm:append=nopv,queues=1", "profile")
     args = SimpleNamespace(kernel="bzimage", queues=2, mem=512, cpus=2)
     disk = {"path": "/x.img", "serial": "data", "direct": False}
     line = cmdlines.guest_cmdline(fio="verify", disk_serial="data")
@@ -211,7 +211,7 @@ def test_append_reaches_the_guest_not_the_disk():
     assert "nopv" in argv[argv.index("-p") + 1]
     assert not any("append" in a for a in argv)
     assert argv[argv.index("-k") + 1].endswith("bzImage")
-    cfg = plan.parse_config("vmm:kernel=vmlinux")
+    cfg = config.parse("vmm:kernel=vmlinux", "profile")
     argv = profile.guest_argv(cfg, line, disk, args)
     assert argv[argv.index("-k") + 1].endswith("vmlinux")
     assert not any("kernel=" in a for a in argv)
@@ -223,9 +223,9 @@ def test_profile_backend_ram_gives_ours_a_ram_disk_of_the_files_size():
     args = SimpleNamespace(kernel="bzimage", queues=2, mem=512, cpus=2, disk_mb=1024)
     disk = {"path": "/x.img", "serial": "data", "direct": True}
     line = cmdlines.guest_cmdline(fio="verify", disk_serial="data")
-    argv = profile.guest_argv(plan.parse_config("vmm:backend=ram,poll=8"), line, disk, args)
+    argv = profile.guest_argv(config.parse("vmm:backend=ram,poll=8", "profile"), line, disk, args)
     assert argv[argv.index("-d") + 1] == "ram:1024M,queues=2,serial=data,poll=8"
-    argv = profile.guest_argv(plan.parse_config("vmm"), line, disk, args)
+    argv = profile.guest_argv(config.parse("vmm", "profile"), line, disk, args)
     assert argv[argv.index("-d") + 1] == "/x.img,direct,queues=2,serial=data"
     assert "--pin" not in argv
     assert disk["path"] == "/x.img"
@@ -254,7 +254,7 @@ def test_profile_pin_is_the_vmms_option_not_the_disks():
     disk = {"path": "/x.img", "serial": "data", "direct": True}
     line = cmdlines.guest_cmdline(fio="verify", disk_serial="data")
     for word in ("on", "off", "follow"):
-        argv = profile.guest_argv(plan.parse_config("vmm:pin=%s,poll=0" % word), line, disk, args)
+        argv = profile.guest_argv(config.parse("vmm:pin=%s,poll=0" % word, "profile"), line, disk, args)
         assert argv[argv.index("--pin") + 1] == word
         assert argv[argv.index("-d") + 1] == "/x.img,direct,queues=2,serial=data,poll=0"
 
