@@ -24,7 +24,7 @@ import sys
 import time
 
 from . import config, kernels, nullblk, paths, testhost
-from .vmbench_base import (Error, append_meta, git, hms, machine_line, positive,
+from .vmbench_base import (Error, append_meta, expand_list, git, hms, machine_line, positive,
                            rewrite_job, run_order, run_queues, say, self_path, size_mb)
 
 JOBS_DIR = os.path.join(paths.REPO, "guest", "jobs")
@@ -151,18 +151,6 @@ Environment: VMBENCH_WHERE, VMBENCH_HOST_FIO (default /usr/bin/fio),
 
 
 # ---- pure helpers (tests/py/test_vmbench.py) --------------------------------
-
-
-def expand_list(s):
-    """"1-4" and "1,2,4" as lists of words."""
-    out = []
-    for w in s.split(","):
-        a, dash, b = w.partition("-")
-        if dash and a.isdigit() and b.isdigit():
-            out += [str(i) for i in range(int(a), int(b) + 1)]
-        elif w:
-            out.append(w)
-    return out
 
 
 DEFAULTS = {"name": "", "queues": "", "batch": "", "poll": "", "backend": "file",

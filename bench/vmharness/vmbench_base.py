@@ -33,6 +33,18 @@ def size_mb(v):
     return {"k": (n + 1023) // 1024, "m": n, "g": n * 1024, "": n}[u]
 
 
+def expand_list(s):
+    """"1-4" and "1,2,4" as lists of words."""
+    out = []
+    for w in s.split(","):
+        a, dash, b = w.partition("-")
+        if dash and a.isdigit() and b.isdigit():
+            out += [str(i) for i in range(int(a), int(b) + 1)]
+        elif w:
+            out.append(w)
+    return out
+
+
 def positive(s):
     return bool(re.fullmatch(r"[0-9]+", s)) and int(s) > 0
 

@@ -34,8 +34,8 @@ import os
 import random
 import time
 
-from . import paths
-from .vmbench_base import Error, say
+from . import config, paths
+from .vmbench_base import Error, expand_list, positive, say
 
 # The job space sampled: fio options set on the template job.
 SPACE = (
@@ -78,17 +78,16 @@ def machine_dims(o):
     """[(key, values)] of MACHINE as the options leave them: --queues and
     --cpus given are their lists; the disk is (None,), as configured, when
     a configuration names backend= or is not ours (Error on bad numbers)."""
-    from .vmbench import expand_list, parse_config, positive
     scenario = o.get("scenario")
     specs = o.get("cfgs") or (["vmm"] if scenario in ("kernels", "regress") else ["qemu", "vmm"])
-    cfgs = [parse_config(sp) for sp in specs]
+    cfgs = [config.parse(sp, "vmbench") for sp in specs]
     dims = []
     for key, opt in (("queues", "queues"), ("vcpus", "cpus")):
         vals = tuple(dict.fromkeys(expand_list(o[opt]))) if o.get(opt) else dict(MACHINE)[key]
         if not vals or not all(positive(v) for v in vals):
             raise Error("--%s %s: positive numbers" % (opt, o[opt]))
         dims.append((key, vals))
-    if any(c["queues"] for c in cfgs):
+    if any(c["opts"].get("queues") for c in cfgs):
         # A configuration's queues= is its own (the plan's --queues would
         # override it): the hunt does not sweep them.
         if o.get("queues"):
