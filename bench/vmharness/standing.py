@@ -331,7 +331,7 @@ NULLB_ROLES = (
     ("qemu", "QEMU 7.2", lambda c: c["kind"] == "qemu" and not c["opts"]),
     ("kvmtool", "kvmtool", lambda c: c["kind"] == "kvmtool" and not c["opts"]),
     ("vmm", "ours", lambda c: c["kind"] == "vmm" and not c["opts"]),
-    ("vmm-poll0", "ours, poll=0", lambda c: c["kind"] == "vmm" and c["opts"] == {"poll": "0"}),
+    ("vmm-poll0", "ours with poll=0", lambda c: c["kind"] == "vmm" and c["opts"] == {"poll": "0"}),
 )
 NULLB_PEERS = ("host", "qemu10", "qemu", "kvmtool")
 # The jobs of the null_blk headline (issue 47's targets).
