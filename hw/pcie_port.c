@@ -413,6 +413,18 @@ bool pcie_port_powered(struct pcie_port *p)
 	return r;
 }
 
+bool pcie_port_quiescent(struct pcie_port *p)
+{
+	bool r;
+
+	pthread_mutex_lock(&p->lock);
+	r = !slot_powered(p) &&
+	    (reg16(p, EXP(PCI_EXP_SLTCTL)) & PCI_EXP_SLTCTL_PIC) ==
+		    PCI_EXP_SLTCTL_PWR_IND_OFF;
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
 uint8_t pcie_port_secondary(struct pcie_port *p)
 {
 	uint8_t r;

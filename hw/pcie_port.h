@@ -99,6 +99,11 @@ void pcie_port_press_button(struct pcie_port *p);
 bool pcie_port_occupied(struct pcie_port *p);
 /* Is the slot's power on (Power Controller Control = on)? */
 bool pcie_port_powered(struct pcie_port *p);
+/* Power off and the power indicator off: what Linux's pciehp leaves
+ * once it is done with a slot (it turns the indicator off a second
+ * after the power, and until then drops presence and link events as
+ * caused by the power-off: a device plugged then would go unseen). */
+bool pcie_port_quiescent(struct pcie_port *p);
 /* The port's bus, device, function as its MSI's requester id. */
 uint8_t pcie_port_secondary(struct pcie_port *p);
 

@@ -15,6 +15,7 @@
 #include "vmm/machine.h"
 
 #define DETACH_POLL_MS 10
+#define HP_OFF_GRACE_MS 3000 /* pciehp's own wait after power-off: 1 s */
 
 struct hp_slot {
 	struct hotplug *h;
@@ -151,12 +152,24 @@ static void hp_config_changed(void *opaque)
 	vpci_config_changed(&d->pci->pci);
 }
 
+/* An empty slot, one the guest is done with first: pciehp ignores a
+ * device plugged in the second after it powered a slot off (a forced
+ * detach's slot may still be there). */
 static struct hp_slot *hp_free_slot(struct hotplug *h)
 {
-	for (unsigned int i = 0; i < h->nslots; i++)
-		if (!h->slot[i].disk && !pcie_port_occupied(&h->slot[i].port))
-			return &h->slot[i];
-	return NULL;
+	struct hp_slot *any = NULL;
+
+	for (unsigned int i = 0; i < h->nslots; i++) {
+		struct hp_slot *s = &h->slot[i];
+
+		if (s->disk || pcie_port_occupied(&s->port))
+			continue;
+		if (pcie_port_quiescent(&s->port))
+			return s;
+		if (!any)
+			any = s;
+	}
+	return any;
 }
 
 static void hp_slot_clear(struct hp_slot *s)
@@ -230,21 +243,26 @@ static void hp_sleep_ms(unsigned int ms)
 	nanosleep(&t, NULL);
 }
 
-/* The guest asked, and waited for until it powers the slot off (its
- * driver gone first): true, or false after timeout_ms or once the
- * machine is ending. */
+/* The guest asked, and waited for until it is done with the slot: its
+ * driver gone, the power off, then (pciehp, a second later) the power
+ * indicator off; a guest that leaves the indicator alone is taken as
+ * done HP_OFF_GRACE_MS after the power went off.  True, or false after
+ * timeout_ms or once the machine is ending. */
 static bool hp_wait_release(struct hotplug *h, struct hp_slot *s)
 {
-	unsigned int waited = 0;
+	unsigned int waited = 0, off = 0;
 
 	if (!pcie_port_powered(&s->port))
 		return true; /* never powered on: the guest never used it */
 	pcie_port_press_button(&s->port);
-	while (pcie_port_powered(&s->port)) {
+	while (!pcie_port_quiescent(&s->port)) {
+		if (!pcie_port_powered(&s->port) && off >= HP_OFF_GRACE_MS)
+			break;
 		if (waited >= h->timeout_ms || machine_exiting(h->m))
 			return false;
 		hp_sleep_ms(DETACH_POLL_MS);
 		waited += DETACH_POLL_MS;
+		off = pcie_port_powered(&s->port) ? 0 : off + DETACH_POLL_MS;
 	}
 	return true;
 }

@@ -303,6 +303,20 @@ static void test_power_gates_the_slot(void **state)
 	assert_false(pcie_port_bus_cfg(&port, 0, 0, 0, b, 2, false));
 }
 
+/* What pciehp leaves when done: power off, then the indicator off. */
+static void test_quiescent(void **state)
+{
+	(void)state;
+	assert_true(pcie_port_quiescent(&port));
+	wr(EXP(PCI_EXP_SLTCTL), 2, PCI_EXP_SLTCTL_PWR_IND_ON);
+	assert_false(pcie_port_quiescent(&port));
+	wr(EXP(PCI_EXP_SLTCTL), 2, PCI_EXP_SLTCTL_PWR_OFF | PCI_EXP_SLTCTL_PWR_IND_BLINK);
+	assert_false(pcie_port_powered(&port));
+	assert_false(pcie_port_quiescent(&port));
+	wr(EXP(PCI_EXP_SLTCTL), 2, PCI_EXP_SLTCTL_PWR_OFF | PCI_EXP_SLTCTL_PWR_IND_OFF);
+	assert_true(pcie_port_quiescent(&port));
+}
+
 static void test_garbage_writes(void **state)
 {
 	static const uint32_t vals[] = { 0, 0xffffffffu, 0xa5a5a5a5u };
@@ -367,6 +381,7 @@ int main(int argc, char **argv)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_gates_the_slot,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quiescent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_writes, setup,
 						teardown),
 		cmocka_unit_test(test_init_refuses_bad_windows),
