@@ -2,6 +2,7 @@
 #include "vmm/hotplug.h"
 
 #include <errno.h>
+#include <linux/pci_regs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,10 @@ static int hp_do_attach(struct hotplug *h)
 		goto fail;
 	}
 	vpci_kvm_set_devid(s->disk->pci, pcie_port_secondary(&s->port), 0);
+	/* No INTx behind a root port (it has no pin, the MP table no bus
+	 * for it): the function says so, and the guest uses MSI-X only
+	 * instead of looking for a line ("can't find IRQ for PCI INT A"). */
+	s->disk->pci->pci.func.cfg[PCI_INTERRUPT_PIN] = 0;
 	snprintf(s->name, sizeof(s->name), "%s", h->name);
 	h->out->blk = blk;
 	h->out->features = hp_features;
