@@ -52,9 +52,6 @@ import time
 from . import (arm64peers, boot, cpuid, deaths, exitcost, lockup, mainjob, nullblk, paths, plan,
                profile, pytestrun, results, standing, testhost, vmbench)
 
-COMMANDS = ("profile", "analyse", "deaths", "cpuid", "boot", "run", "pytest", "testhost", "lockup", "exitcost",
-            "arm64-peers", "report")
-
 # A scenario's test-host boot may run a whole plan (100 deaths runs: about
 # 40 minutes); the test host's own default limit is 30.
 SCENARIO_BOOT_LIMIT_S = 6 * 3600
@@ -153,72 +150,70 @@ def write_meta(args):
         json.dump(meta, f, indent=1)
 
 
-def main(argv):
-    """bench/vmbench ARGV: a command of COMMANDS, else vmbench's
-    options (the fio scenarios)."""
-    if not argv or argv[0] not in COMMANDS:
-        return vmbench.main(argv)
-    ap = argparse.ArgumentParser(prog="bench/vmbench")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    def scenario_parser(name, help, queues=2, disk_mb=1024, config_help=""):
-        """A scenario's sub-command with the options every scenario has:
-        the guests' shape, the data disk, the seed, where it runs."""
-        sp = sub.add_parser(name, help=help)
-        sp.add_argument("-c", "--config", action="append",
-                        help="vmm[:queues=N,poll=US,batch=on,pin=on,bin=PATH,append=W1+W2,"
-                        "kernel=bzimage|vmlinux|PATH,name=L] or qemu[:...] (default: "
-                        "qemu, vmm); append: words for the guest kernel's "
-                        "command line; kernel: overrides --kernel, or a guest kernel of one's own "
-                        "(PATH: a bzImage, or a vmlinux but for kvmtool; virtio_blk built in; its release "
-                        "and sha256 go with every run, and a file that changes stops the plan); host_thp="
-                        "always|madvise|never: the host's transparent huge pages "
-                        "during this configuration's runs (deaths only)" + config_help)
-        sp.add_argument("-o", "--out")
-        sp.add_argument("--cpus", type=int, default=2)
-        sp.add_argument("--queues", type=int, default=queues)
-        sp.add_argument("--mem", type=int, default=512, help="MiB per guest")
-        sp.add_argument("--disk-mb", type=int, default=disk_mb)
-        sp.add_argument("--disk-dir", default="/tmp",
-                        help="where the backing file goes (default /tmp: tmpfs in the test host)")
-        sp.add_argument("--backing", default="file",
-                        help="file (in --disk-dir) or nullb[:bs=B,completion_ns=N]: a "
-                        "memory-backed null_blk device of --disk-mb in the test host, "
-                        "opened with O_DIRECT by every VMM (defaults bs=512, "
-                        "completion_ns=10000)")
-        sp.add_argument("--kernel", choices=("bzimage", "vmlinux"), default="vmlinux")
-        sp.add_argument("--seed", type=int, default=None)
-        sp.add_argument("--boot-timeout", type=int, default=240)
-        sp.add_argument("--where", choices=("auto", "here", "testhost"), default="auto")
-        sp.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
-        return sp
+def _scenario_parser(sub, name, help, queues=2, disk_mb=1024, config_help=""):
+    """A scenario's sub-command with the options every scenario has:
+    the guests' shape, the data disk, the seed, where it runs."""
+    sp = sub.add_parser(name, help=help)
+    sp.add_argument("-c", "--config", action="append",
+                    help="vmm[:queues=N,poll=US,batch=on,pin=on,bin=PATH,append=W1+W2,"
+                    "kernel=bzimage|vmlinux|PATH,name=L] or qemu[:...] (default: "
+                    "qemu, vmm); append: words for the guest kernel's "
+                    "command line; kernel: overrides --kernel, or a guest kernel of one's own "
+                    "(PATH: a bzImage, or a vmlinux but for kvmtool; virtio_blk built in; its release "
+                    "and sha256 go with every run, and a file that changes stops the plan); host_thp="
+                    "always|madvise|never: the host's transparent huge pages "
+                    "during this configuration's runs (deaths only)" + config_help)
+    sp.add_argument("-o", "--out")
+    sp.add_argument("--cpus", type=int, default=2)
+    sp.add_argument("--queues", type=int, default=queues)
+    sp.add_argument("--mem", type=int, default=512, help="MiB per guest")
+    sp.add_argument("--disk-mb", type=int, default=disk_mb)
+    sp.add_argument("--disk-dir", default="/tmp",
+                    help="where the backing file goes (default /tmp: tmpfs in the test host)")
+    sp.add_argument("--backing", default="file",
+                    help="file (in --disk-dir) or nullb[:bs=B,completion_ns=N]: a "
+                    "memory-backed null_blk device of --disk-mb in the test host, "
+                    "opened with O_DIRECT by every VMM (defaults bs=512, "
+                    "completion_ns=10000)")
+    sp.add_argument("--kernel", choices=("bzimage", "vmlinux"), default="vmlinux")
+    sp.add_argument("--seed", type=int, default=None)
+    sp.add_argument("--boot-timeout", type=int, default=240)
+    sp.add_argument("--where", choices=("auto", "here", "testhost"), default="auto")
+    sp.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    return sp
 
-    p = scenario_parser("profile", "per-request counters, ours vs QEMU and kvmtool",
-                        config_help="; or kvmtool[:name=L,bin=PATH,jobs=A+B,append=W1+W2]: "
-                        "kvmtool (kernel=PATH too; build/peers/x86/lkvm-static, which bench/peers-x86.sh "
-                        "builds when it is missing) with the same bzImage, initrd, "
-                        "vCPUs, memory, command line and data disk file, one queue "
-                        "(kvmtool's virtio-blk has no more), the disk as the guest's "
-                        "/dev/vda")
+
+def _add_scenarios(sub):
+    p = _scenario_parser(sub, "profile", "per-request counters, ours vs QEMU and kvmtool",
+                         config_help="; or kvmtool[:name=L,bin=PATH,jobs=A+B,append=W1+W2]: "
+                         "kvmtool (kernel=PATH too; build/peers/x86/lkvm-static, which bench/peers-x86.sh "
+                         "builds when it is missing) with the same bzImage, initrd, "
+                         "vCPUs, memory, command line and data disk file, one queue "
+                         "(kvmtool's virtio-blk has no more), the disk as the guest's "
+                         "/dev/vda")
     p.add_argument("-j", "--job", action="append", choices=sorted(profile.JOBS))
     p.add_argument("-r", "--repeats", type=int, default=3)
     p.add_argument("--tries", type=int, default=2)
-    dd = scenario_parser("deaths", "death rates, ours and QEMU's")
+    dd = _scenario_parser(sub, "deaths", "death rates, ours and QEMU's")
     dd.add_argument("-j", "--job", action="append", choices=sorted(deaths.DEATH_JOBS))
     dd.add_argument("-n", type=int, default=10, help="rounds: runs per configuration and job")
-    scenario_parser("cpuid", "CPUID, MSRs and kernel log seen by the guest, ours and QEMU's",
-                    queues=1, disk_mb=64)
-    lk = scenario_parser("lockup", "test-host lock-ups under a guest with an interrupt "
-                         "pending and IF clear", queues=1, disk_mb=0)
+    _scenario_parser(sub, "cpuid", "CPUID, MSRs and kernel log seen by the guest, ours and QEMU's",
+                     queues=1, disk_mb=64)
+    lk = _scenario_parser(sub, "lockup", "test-host lock-ups under a guest with an interrupt "
+                          "pending and IF clear", queues=1, disk_mb=0)
     lk.add_argument("-n", type=int, default=30, help="rounds: runs per guest")
     lk.add_argument("--seconds", type=float, default=5, help="per run")
-    ec = scenario_parser("exitcost", "what one exit costs in the test host, by kind",
-                         queues=1, disk_mb=0)
+    ec = _scenario_parser(sub, "exitcost", "what one exit costs in the test host, by kind",
+                          queues=1, disk_mb=0)
     ec.add_argument("-n", type=int, default=5, help="runs of the guest")
-    b = scenario_parser("boot", "launch to /init per stage, ours and QEMU's",
-                        queues=1, disk_mb=64)
+    b = _scenario_parser(sub, "boot", "launch to /init per stage, ours and QEMU's",
+                         queues=1, disk_mb=64)
     b.add_argument("-r", "--repeats", type=int, default=5)
     b.add_argument("--kernels", default="stock,small",
                    help="comma-separated, of %s" % ", ".join(paths.KERNELS))
+
+
+def _add_tools(sub):
     a = sub.add_parser("analyse", help="redo the tables of OUT")
     a.add_argument("out")
     rp = sub.add_parser("report", help="write bench/RESULTS.md from bench/results/")
@@ -265,99 +260,122 @@ def main(argv):
     ap64.add_argument("--timeout", type=int, default=3600, help="seconds per test-host boot")
     ap64.add_argument("--boots", type=int, default=arm64peers.BOOTS)
     ap64.add_argument("-o", "--out", help="default bench/results/arm64-peers-YYYYMMDD-HHMM")
-    args = ap.parse_args(argv)
-    args.argv = argv
-    try:  # a bad --backing stops here, not inside the test host
-        nullblk.parse_spec(getattr(args, "backing", None))
+
+
+def parser():
+    """bench/vmbench COMMAND's argument parser, a sub-command each."""
+    ap = argparse.ArgumentParser(prog="bench/vmbench")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    _add_scenarios(sub)
+    _add_tools(sub)
+    return ap
+
+
+def _check_jobs(ap, jobs):
+    for j in jobs:  # a typo stops here, not inside the guest or the test host
+        if not os.path.isfile(os.path.join(paths.REPO, "guest", "jobs", j + ".fio")):
+            ap.error("-j %s: no guest/jobs/%s.fio" % (j, j))
+
+
+def cmd_arm64_peers(ap, args, argv):
+    args.config = args.config or ["vmm-ram", "vmm-file", "kvmtool-file"]
+    args.job = args.job or list(arm64peers.JOBS)
+    _check_jobs(ap, args.job)
+    for c in args.check or ():
+        cj = c.split(":")
+        if len(cj) != 2 or cj[0] not in arm64peers.CONFIGS:
+            ap.error("--check %s: CONFIG:JOB[+JOB], CONFIG one of %s"
+                     % (c, ", ".join(arm64peers.CONFIGS)))
+    if args.repeats < 1:
+        ap.error("-r: at least 1")
+    if args.seed is None:
+        args.seed = int(time.time())
+    args.out = os.path.abspath(args.out or arm64peers.default_out())
+    return arm64peers.run(args)
+
+
+def cmd_testhost(ap, args, argv):
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        ap.error("testhost: no command")
+    try:
+        arch = testhost.check_arch(args.arch)
     except ValueError as e:
-        ap.error(str(e))
+        ap.error("testhost: --arch: %s" % e)
+    return testhost.run_until_command_ends(command, os.path.abspath(args.out),
+                                           args.timeout, args.boots, arch=arch)
 
-    if args.cmd == "arm64-peers":
-        args.config = args.config or ["vmm-ram", "vmm-file", "kvmtool-file"]
-        args.job = args.job or list(arm64peers.JOBS)
-        for j in args.job:  # a typo stops here, not inside the test host
-            if not os.path.isfile(os.path.join(paths.REPO, "guest", "jobs", j + ".fio")):
-                ap.error("-j %s: no guest/jobs/%s.fio" % (j, j))
-        for c in args.check or ():
-            cj = c.split(":")
-            if len(cj) != 2 or cj[0] not in arm64peers.CONFIGS:
-                ap.error("--check %s: CONFIG:JOB[+JOB], CONFIG one of %s"
-                         % (c, ", ".join(arm64peers.CONFIGS)))
-        if args.repeats < 1:
-            ap.error("-r: at least 1")
-        if args.seed is None:
-            args.seed = int(time.time())
-        args.out = os.path.abspath(args.out or arm64peers.default_out())
-        return arm64peers.run(args)
 
-    if args.cmd == "testhost":
-        command = args.command[1:] if args.command[:1] == ["--"] else args.command
-        if not command:
-            ap.error("testhost: no command")
-        try:
-            arch = testhost.check_arch(args.arch)
-        except ValueError as e:
-            ap.error("testhost: --arch: %s" % e)
-        return testhost.run_until_command_ends(command, os.path.abspath(args.out),
-                                               args.timeout, args.boots, arch=arch)
+def cmd_pytest(ap, args, argv):
+    if args.args[:1] == ["--"]:  # bench/vmbench pytest -- -k NAME
+        args.args = args.args[1:]
+    argv = [sys.executable or "python3", "-m", "pytest", "-p", "no:cacheprovider", "--color=no",
+            "-v", os.path.join(paths.REPO, "tests", "e2e", "py")] + args.args
+    if testhost.kvm_is_fast():
+        os.execvp(argv[0], argv)
+    # A directory of its own: a run waiting for the test-host lock
+    # must not touch the record of the run in progress.
+    out = os.path.join(paths.BUILD, "vmbench", "pytest-%s-%d" % (
+        time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
+    os.makedirs(out, exist_ok=True)
+    return pytestrun.run(argv, out)
 
-    if args.cmd == "pytest":
-        if args.args[:1] == ["--"]:  # bench/vmbench pytest -- -k NAME
-            args.args = args.args[1:]
-        argv = [sys.executable or "python3", "-m", "pytest", "-p", "no:cacheprovider", "--color=no",
-                "-v", os.path.join(paths.REPO, "tests", "e2e", "py")] + args.args
-        if testhost.kvm_is_fast():
-            os.execvp(argv[0], argv)
-        # A directory of its own: a run waiting for the test-host lock
-        # must not touch the record of the run in progress.
-        out = os.path.join(paths.BUILD, "vmbench", "pytest-%s-%d" % (
-            time.strftime("%Y%m%d-%H%M%S"), os.getpid()))
-        os.makedirs(out, exist_ok=True)
-        return pytestrun.run(argv, out)
 
-    if args.cmd == "run":
-        args.job = args.job or ["randread-4k", "randwrite-4k"]
-        for j in args.job:  # a typo stops here, not inside the guest
-            if not os.path.isfile(os.path.join(paths.REPO, "guest", "jobs", j + ".fio")):
-                ap.error("-j %s: no guest/jobs/%s.fio" % (j, j))
-        args.out = os.path.abspath(args.out or os.path.join(
-            paths.BUILD, "run-arm64" if args.arch == "arm64" else "run"))
-        if args.arch == "arm64":
-            return mainjob.run_arm64(args)
-        if args.inner or args.where == "here" or (args.where == "auto" and testhost.kvm_is_fast()):
-            return mainjob.run_jobs(args)
-        print("run: this host's KVM is too slow for Linux: the VM runs inside the "
-              "test host (tests/testhost/run.sh; QEMU TCG with nested AMD-V)", flush=True)
-        os.makedirs(args.out, exist_ok=True)
-        return testhost.run_inside(testhost.python_argv(argv + ["--inner"]), args.out,
-                                   timeout_s=900)
+def cmd_run(ap, args, argv):
+    args.job = args.job or ["randread-4k", "randwrite-4k"]
+    _check_jobs(ap, args.job)
+    args.out = os.path.abspath(args.out or os.path.join(
+        paths.BUILD, "run-arm64" if args.arch == "arm64" else "run"))
+    if args.arch == "arm64":
+        return mainjob.run_arm64(args)
+    if args.inner or args.where == "here" or (args.where == "auto" and testhost.kvm_is_fast()):
+        return mainjob.run_jobs(args)
+    print("run: this host's KVM is too slow for Linux: the VM runs inside the "
+          "test host (tests/testhost/run.sh; QEMU TCG with nested AMD-V)", flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    return testhost.run_inside(testhost.python_argv(argv + ["--inner"]), args.out,
+                               timeout_s=900)
 
-    if args.cmd == "report":
-        return report(args)
-    if args.cmd == "analyse":
-        # A packed run directory (bench/results/pack.py): its unpacked
-        # copy, where the tables are written and printed, not kept.
-        args.out = results.real(args.out)
-        if arm64peers.is_result(args.out):
-            sys.stdout.write(arm64peers.analyse(args.out))
-            return 0
-        if os.path.exists(os.path.join(args.out, "plan.json")) and os.path.exists(
-                os.path.join(args.out, "runs.tsv")):
-            return vmbench.main(["--analyze", args.out])
-        if os.path.exists(os.path.join(args.out, "boot.md")):
-            sys.stdout.write(boot.analyse(args.out))
-        elif os.path.exists(os.path.join(args.out, "exitcost.md")):
-            sys.stdout.write(exitcost.analyse(args.out))
-        elif os.path.exists(os.path.join(args.out, "lockup.md")):
-            sys.stdout.write(lockup.analyse(args.out))
-        elif os.path.exists(os.path.join(args.out, "cpuid.md")):
-            sys.stdout.write(cpuid.analyse(args.out))
-        elif os.path.exists(os.path.join(args.out, "deaths.md")) or any(
-                '"round"' in l for l in open(os.path.join(args.out, "runs.jsonl"))):
-            sys.stdout.write(deaths.analyse(args.out))
-        else:
-            sys.stdout.write(profile.analyse(args.out))
+
+def cmd_report(ap, args, argv):
+    return report(args)
+
+
+def cmd_analyse(ap, args, argv):
+    # A packed run directory (bench/results/pack.py): its unpacked
+    # copy, where the tables are written and printed, not kept.
+    args.out = results.real(args.out)
+    if arm64peers.is_result(args.out):
+        sys.stdout.write(arm64peers.analyse(args.out))
         return 0
+    if os.path.exists(os.path.join(args.out, "plan.json")) and os.path.exists(
+            os.path.join(args.out, "runs.tsv")):
+        return vmbench.main(["--analyze", args.out])
+    if os.path.exists(os.path.join(args.out, "boot.md")):
+        sys.stdout.write(boot.analyse(args.out))
+    elif os.path.exists(os.path.join(args.out, "exitcost.md")):
+        sys.stdout.write(exitcost.analyse(args.out))
+    elif os.path.exists(os.path.join(args.out, "lockup.md")):
+        sys.stdout.write(lockup.analyse(args.out))
+    elif os.path.exists(os.path.join(args.out, "cpuid.md")):
+        sys.stdout.write(cpuid.analyse(args.out))
+    elif os.path.exists(os.path.join(args.out, "deaths.md")) or any(
+            '"round"' in l for l in open(os.path.join(args.out, "runs.jsonl"))):
+        sys.stdout.write(deaths.analyse(args.out))
+    else:
+        sys.stdout.write(profile.analyse(args.out))
+    return 0
+
+
+# The scenarios over the test host: their module, and the parser of
+# their configurations (config.py) where they take -c KIND[:k=v,...].
+SCENARIOS = {"profile": (profile, profile.parse_config), "deaths": (deaths, deaths.parse_config),
+             "cpuid": (cpuid, cpuid.parse_config), "boot": (boot, boot.parse_config),
+             "lockup": (lockup, None), "exitcost": (exitcost, None)}
+
+
+def _scenario_args(ap, args):
+    """A scenario's own defaults and checks, before anything boots."""
     if args.cmd == "boot":
         args.config = args.config or boot.DEFAULT_CONFIGS
         args.kernels = args.kernels.split(",")
@@ -378,8 +396,7 @@ def main(argv):
             exitcost.build_images()
     args.config = args.config or ["qemu", "vmm"]
     # Every configuration, checked here (config.py), not in the test host.
-    parse = {"profile": profile.parse_config, "deaths": deaths.parse_config,
-             "cpuid": cpuid.parse_config, "boot": boot.parse_config}.get(args.cmd)
+    parse = SCENARIOS[args.cmd][1]
     for c in args.config if parse else ():
         try:
             parse(c)
@@ -390,8 +407,6 @@ def main(argv):
             profile.prepare(args.config)
         except ValueError as e:
             ap.error(str(e))
-    scenario = {"deaths": deaths, "cpuid": cpuid, "boot": boot,
-                "lockup": lockup, "exitcost": exitcost}.get(args.cmd, profile)
     if args.cmd not in ("cpuid", "boot", "lockup", "exitcost"):
         args.job = args.job or (["verify", "randread-4k"] if args.cmd == "deaths"
                                 else ["seed-randread"])
@@ -399,6 +414,14 @@ def main(argv):
         args.seed = int(time.time())
     args.out = os.path.abspath(args.out or os.path.join(
         paths.BUILD, "vmbench", args.cmd + "-" + time.strftime("%Y%m%d-%H%M%S")))
+
+
+def cmd_scenario(ap, args, argv):
+    """A scenario's plan: here where KVM is fast (or --inner, inside the
+    test host), else in the test host, booted again for what is left if
+    it dies; then its analysis."""
+    _scenario_args(ap, args)
+    scenario = SCENARIOS[args.cmd][0]
     os.makedirs(args.out, exist_ok=True)
     if not args.inner:
         write_meta(args)
@@ -422,3 +445,23 @@ def main(argv):
     sys.stdout.write(scenario.analyse(args.out))
     return 0
 
+
+# bench/vmbench COMMAND: the function that runs it, (ap, args, argv) -> status.
+COMMANDS = dict({s: cmd_scenario for s in SCENARIOS},
+                analyse=cmd_analyse, run=cmd_run, pytest=cmd_pytest, testhost=cmd_testhost,
+                report=cmd_report, **{"arm64-peers": cmd_arm64_peers})
+
+
+def main(argv):
+    """bench/vmbench ARGV: a command of COMMANDS, else vmbench's
+    options (the fio scenarios)."""
+    if not argv or argv[0] not in COMMANDS:
+        return vmbench.main(argv)
+    ap = parser()
+    args = ap.parse_args(argv)
+    args.argv = argv
+    try:  # a bad --backing stops here, not inside the test host
+        nullblk.parse_spec(getattr(args, "backing", None))
+    except ValueError as e:
+        ap.error(str(e))
+    return COMMANDS[args.cmd](ap, args, argv)
