@@ -1,0 +1,214 @@
+"""Disks attached and detached while the guest runs (`vmm run
+--hotplug-slots`, `vmm ctl attach`, `vmm ctl detach`).
+
+One guest with its launch disk (vda) and the default 4 empty hot-plug
+slots (--api).  Three times in a row: the host attaches `ram:64M`
+through the socket and gets the name the guest will use (vdb); the
+guest's pciehp powers the slot on and probes virtio_blk with no action
+of the guest's own, /dev/vdb appears with the size and serial asked
+for, and fio writes and verifies 16 MiB on it (crc32c); the host then
+detaches it (attention button: the guest's pciehp waits its 5 s,
+removes the driver and powers the slot off), and the guest no longer
+has /sys/block/vdb.  The VMM's threads and open files after each
+detach equal their count before the first attach.  Bad requests are
+refused with one line and change nothing: a spec naming a missing file,
+a bad option, a launch disk's detach, an unknown disk, a detach twice.
+
+Stock kernel only, for now: Debian's has the port driver and pciehp
+built in (CONFIG_PCIEPORTBUS, CONFIG_HOTPLUG_PCI_PCIE); the small
+kernel has them from guest/small.config's hot-plug lines on, once
+`make guest` has rebuilt it."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import guestlib
+from vmharness import cmdlines, guestrun, paths
+
+CYCLES = 3
+
+
+def ctl(sock, *args, ok=True):
+    """`vmm ctl --json SOCK ARGS` -> (rc, the answer or stderr)."""
+    out = subprocess.run([paths.VMM_BIN, "ctl", "--json", sock] + list(args),
+                         capture_output=True, text=True, timeout=120)
+    if ok:
+        assert out.returncode == 0, "vmm ctl %s: %s%s" % (" ".join(args), out.stdout, out.stderr)
+        return json.loads(out.stdout)["return"]
+    return out.returncode, out.stderr
+
+
+def counts(pid):
+    """The VMM's threads and open files."""
+    return (len(os.listdir("/proc/%d/task" % pid)), len(os.listdir("/proc/%d/fd" % pid)))
+
+
+def wait_step(name):
+    return ('echo "API-WAIT %s"\n'
+            'read -r -t 300 go || { echo NO-ANSWER; poweroff -f; }\n' % name)
+
+
+# The whole script goes on the kernel command line (base64): one loop.
+SCRIPT = (
+    "i=1; while [ $i -le %d ]; do\n"
+    + wait_step("attach$i") +
+    "n=0; while [ ! -b /dev/vdb ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done\n"
+    'echo "SEEN$i $(cat /sys/block/vdb/size) $(cat /sys/block/vdb/serial)"\n'
+    "fio --eta=never --name=v --filename=/dev/vdb --ioengine=psync --direct=1 --bs=64k "
+    "--rw=write --verify=crc32c --do_verify=1 --size=16M --output=/tmp/v.out\n"
+    'echo "VERIFY$i rc=$?"\n'
+    + wait_step("detach$i") +
+    "n=0; while [ -e /sys/block/vdb ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done\n"
+    '[ -e /sys/block/vdb ] && echo "STILL$i" || echo "GONE$i"\n'
+    "i=$((i + 1)); done\n"
+    "dmesg | grep -iE 'pciehp|pcieport|virtio|vdb|BAR' | tail -n 40\n") % CYCLES
+
+
+def test_attach_detach(tmp_path):
+    sock = str(tmp_path / "api.sock")
+    script = SCRIPT
+    state = {"counts": [], "names": [], "errors": [], "refusals": []}
+
+    def at_attach(i, proc):
+        if i == 1:
+            state["start"] = counts(proc.pid)
+            state["refusals"] = refusals(sock, "start")
+        state["names"].append(ctl(sock, "attach", "ram:64M,serial=hp%d" % i)["name"])
+
+    def at_detach(i, proc):
+        state["names"].append(ctl(sock, "detach", "vdb")["name"])
+        state["counts"].append(counts(proc.pid))
+        if i == 1:
+            state["refusals"] += refusals(sock, "after")
+
+    steps = {}
+    for i in range(1, CYCLES + 1):
+        steps["attach%d" % i] = (lambda i: lambda p: at_attach(i, p))(i)
+        steps["detach%d" % i] = (lambda i: lambda p: at_detach(i, p))(i)
+
+    def lines(line, proc):
+        w = line.split()
+        try:
+            if len(w) == 2 and w[0] == "API-WAIT":
+                steps[w[1]](proc)
+        except Exception as e:
+            state["errors"].append("%s: %r" % (line, e))
+        if len(w) == 2 and w[0] == "API-WAIT":
+            guestrun.answer(proc, "go")
+
+    img = guestlib.new_disk(tmp_path / "data.img", 16)
+    argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
+                             cmdlines.guest_cmdline(script=script, disk_serial="data"),
+                             [guestlib.disk(img, "data")], extra=["--api", sock])
+    g = guestlib.run(argv, tmp_path, timeout=900, on_line=lines, stdin=guestrun.ANSWER)
+    assert not state["errors"], "\n".join(state["errors"]) + "\n" + g.tail()
+    assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
+    guestlib.ended_clean(g)
+    for i in range(1, CYCLES + 1):
+        assert field(g, "SEEN%d" % i) == [str(64 * 2048), "hp%d" % i], g.tail()
+        assert field(g, "VERIFY%d" % i) == ["rc=0"], g.tail()
+        assert "GONE%d" % i in g.lines, "vdb still there after detach %d\n%s" % (i, g.tail())
+    assert state["names"] == ["vdb"] * (2 * CYCLES)
+    assert state["counts"] == [state["start"]] * CYCLES, \
+        "threads and fds: %s at start, %s after each detach" % (state["start"], state["counts"])
+    bad = [r for r in state["refusals"] if not r[1]]
+    assert not bad, "refusals: %s" % bad
+    out = "\n".join(g.lines)
+    for word in ("Oops", "BUG:", "WARNING:", "hung_task", "blocked for more than"):
+        assert word not in out, "%s in the guest's log\n%s" % (word, g.tail())
+
+
+def refusals(sock, when):
+    """Bad requests: each one line, status 1, nothing changed (the disk
+    list as it was).  [(what, ok)]."""
+    before = [d["name"] for d in ctl(sock, "info")["disks"]]
+    got = []
+    for args, want in (
+            (("attach", "/nonexistent/disk.img"), "No such file"),
+            (("attach", "ram:64M,bogus=1"), "bad disk option"),
+            (("detach", "vda"), "given at launch"),
+            (("detach", "vdq"), "no disk 'vdq'"),
+            (("detach", "vdb", "--force"), "no disk 'vdb'")):
+        rc, err = ctl(sock, *args, ok=False)
+        lines = err.strip().splitlines()
+        got.append(("%s %s: rc=%d %r" % (when, " ".join(args), rc, err),
+                    rc == 1 and len(lines) == 1 and want in lines[0]))
+    after = [d["name"] for d in ctl(sock, "info")["disks"]]
+    got.append(("%s: disks %s then %s" % (when, before, after), before == after))
+    return got
+
+
+def field(g, word):
+    for line in g.lines:
+        w = line.split()
+        if w and w[0] == word:
+            return w[1:]
+    raise AssertionError("no %s line\n%s" % (word, g.tail()))
+
+
+# Detach while fio writes to the disk, orderly then forced: fio ends (with
+# errors, or done) within 60 s, the guest's log has no oops, BUG, WARNING
+# or hung task, and the launch disk still passes a verify.  A fio still
+# blocked after 60 s: the blocked tasks (sysrq w) on the console, the
+# guest powered off, the test failed with them.
+IO_SCRIPT = (
+    "for m in safe force; do\n"
+    + wait_step("attach-$m") +
+    "n=0; while [ ! -b /dev/vdb ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done\n"
+    "fio --eta=never --name=w --filename=/dev/vdb --ioengine=libaio --iodepth=16 --direct=1 "
+    "--bs=4k --rw=randwrite --time_based --runtime=30 --output=/tmp/w.out & f=$!\n"
+    "sleep 2\n"
+    + wait_step("detach-$m") +
+    "( sleep 60; echo \"FIO-STUCK-$m\"; echo w > /proc/sysrq-trigger; sleep 5; "
+    "dmesg | tail -n 60; poweroff -f ) & w=$!\n"
+    "wait $f; echo \"FIO-$m rc=$?\"; kill $w\n"
+    "n=0; while [ -e /sys/block/vdb ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done\n"
+    '[ -e /sys/block/vdb ] && echo "STILL-$m" || echo "GONE-$m"\n'
+    "done\n"
+    "fio --eta=never --name=v --filename=$DISK --ioengine=psync --direct=1 --bs=64k "
+    "--rw=write --verify=crc32c --do_verify=1 --size=8M --output=/tmp/v.out\n"
+    'echo "LAUNCH rc=$?"\n')
+
+
+# Run only when named until it has passed in the test host: its first
+# run there (2026-12-07) hung the guest after a detach under I/O (which
+# one, orderly or forced, is what this version prints).
+@pytest.mark.only_named
+def test_detach_under_io(tmp_path):
+    sock = str(tmp_path / "api.sock")
+    errors = []
+
+    def step(line, proc):
+        w = line.split()
+        if len(w) != 2 or w[0] != "API-WAIT":
+            return
+        try:
+            kind, mode = w[1].split("-")
+            if kind == "attach":
+                ctl(sock, "attach", "ram:64M")
+            elif mode == "safe":
+                ctl(sock, "detach", "vdb")
+            else:
+                ctl(sock, "detach", "vdb", "--force")
+        except Exception as e:
+            errors.append("%s: %r" % (line, e))
+        guestrun.answer(proc, "go")
+
+    img = guestlib.new_disk(tmp_path / "data.img", 16)
+    argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
+                             cmdlines.guest_cmdline(script=IO_SCRIPT, disk_serial="data"),
+                             [guestlib.disk(img, "data")], extra=["--api", sock])
+    g = guestlib.run(argv, tmp_path, timeout=600, on_line=step, stdin=guestrun.ANSWER)
+    assert not errors, "\n".join(errors) + "\n" + g.tail()
+    stuck = [line for line in g.lines if line.startswith("FIO-STUCK")]
+    assert not stuck, "fio blocked after the detach: %s\n%s" % (stuck, "\n".join(g.lines[-120:]))
+    guestlib.ended_clean(g)
+    for m in ("safe", "force"):
+        assert field(g, "FIO-%s" % m), g.tail()  # fio ended, either way
+        assert "GONE-%s" % m in g.lines, "vdb still there after %s detach\n%s" % (m, g.tail())
+    assert field(g, "LAUNCH") == ["rc=0"], g.tail()
+    out = "\n".join(g.lines)
+    for word in ("Oops", "BUG:", "WARNING:", "hung_task", "blocked for more than"):
+        assert word not in out, "%s in the guest's log\n%s" % (word, g.tail())
