@@ -241,6 +241,15 @@ def api_seeds():
     put('api-pause', 'api', b'\n'.join([
         x('pause'), x('pause', disk='vda'), x('stats'), x('resume', disk=0),
         x('resume'), x('quit')]))
+    put('api-attach', 'api', b'\n'.join([
+        x('attach', spec='ram:2M,queues=2'), x('attach', spec='ram:1M'),
+        x('attach', spec='ram:1M'), x('attach', spec='ram:'),
+        x('stats', disk='vdc'), x('resize', disk='vdd', size=4 << 20),
+        x('limit', disk='vdc', iops=10), x('pause', disk='vdd'),
+        x('detach', disk='vdc', timeout_ms=1), x('detach', disk='vda'),
+        x('detach', disk='vdc', force=True), x('info'),
+        x('attach', spec='ram:1M'), x('detach', disk='vdc', timeout_ms=50),
+        x('resume')]))
     put('api-bad', 'api', b'\n'.join([
         b'', b'{', b'[]', b'{"execute":1}', x('nothing'),
         x('resize', disk='vdz', size=1), x('limit', disk='vda'),
