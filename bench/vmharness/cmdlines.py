@@ -49,7 +49,8 @@ def vmm_argv(kernel, initrd, cmdline, mem_mb, cpus, disks, vmm_bin,
             spec.append("ro")
         if d.get("direct"):
             spec.append("direct")
-        spec.append("queues=%d" % d.get("queues", 1))
+        if d.get("queues", 1) is not None:  # None: the VMM's default (one per vCPU)
+            spec.append("queues=%d" % d.get("queues", 1))
         if d.get("serial"):
             spec.append("serial=" + d["serial"])
         spec += list(d.get("opts", ()))

@@ -142,3 +142,10 @@ def test_ours_is_compared_with_each_qemu_and_the_host(tmp_path):
     # each of ours against each baseline once
     assert text.count("vmm-poll0 / host IOPS") == 1 and text.count("vmm / host IOPS") == 1
     assert "vmm-poll0 / qemu10 IOPS: 0.75x" in text
+
+
+def test_a_disk_with_queues_none_takes_the_vmms_default():
+    argv = cmdlines.vmm_argv("K", "I", "C", 512, 4, [{"path": "/d.img", "queues": None},
+                                                     {"path": "/e.img"}], "vmm")
+    specs = [argv[i + 1] for i, a in enumerate(argv) if a == "-d"]
+    assert specs == ["/d.img", "/e.img,queues=1"]

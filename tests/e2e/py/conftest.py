@@ -66,6 +66,8 @@ def pytest_configure(config):
         "markers", ONLY_NAMED + ": run only when selected by marker "
         "(`-m only_named`, e.g. `bench/vmbench pytest -- -m only_named -k seed`); "
         "deselected otherwise")
+    config.addinivalue_line("markers", "long: a long case, run by `make e2e`, left out of "
+                            "`make test` (E2E_MARK=\"not long\")")
 
 
 def pytest_collection_modifyitems(config, items):
