@@ -31,6 +31,7 @@ module() {
 		arch/x86/hw/pci_cf8.c hw/pci_host.c hw/pvpanic.c hw/bus.c \
 		arch/arm64/hw/pci_ecam.c ;;
 	fdt) echo arch/arm64/hw/fdt.c ;;
+	pcieport) echo hw/pcie_port.c ;;
 	esac
 }
 

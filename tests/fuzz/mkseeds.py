@@ -365,6 +365,32 @@ def fdt_seeds():
     put('fdt-no-cpus', 'fdt', cfg(0, 0, 0, 0, 0, 0, 100, 0, b''))
 
 
+# ---- pcieport ---------------------------------------------------------------
+
+def pcieport_seeds():
+    def acc(kind, size_log, off, val, hi=0):
+        return bytes([(size_log & 3) | (kind << 2) | (hi << 7), off & 0xff,
+                      (off >> 8) & 0xff]) + struct.pack('<I', val)
+    exp, msi = 0x40, 0x80
+    put('plug-power-button-unplug', 'pcieport', b''.join([
+        acc(2, 1, 0x04, 0x6),                    # Command: memory, bus master
+        acc(2, 1, msi + 2, 0x1),                 # MSI enable
+        acc(2, 1, exp + 0x18, 0x103f),           # Slot Control: events, HPIE
+        acc(6, 0, 0, 0),                         # plug
+        acc(2, 1, exp + 0x1a, 0xffff),           # Slot Status cleared (RW1C)
+        acc(2, 1, exp + 0x18, 0x1128),           # power on, indicator
+        acc(4, 2, 0x0000, 0),                    # the device's config, read
+        acc(5, 2, 0x0004, 0x6),                  # and written
+        acc(6, 0, 2, 0),                         # attention button
+        acc(2, 1, exp + 0x18, 0x0700),           # power off
+        acc(6, 0, 1, 0),                         # unplug
+        acc(0, 2, 0x00, 0), acc(0, 2, exp, 0), acc(0, 2, exp + 0x14, 0),
+        acc(0, 2, msi, 0)]))
+    put('read-all', 'pcieport', b''.join(acc(0, 2, o, 0) for o in range(0, 0x100, 4)))
+    put('slot-regs', 'pcieport', b''.join(acc(7, n, r, 0xffffffff)
+                                          for r in range(8) for n in range(3)))
+
+
 virtq_seeds()
 req_seeds()
 device_seeds()
@@ -373,3 +399,4 @@ opts_seeds()
 boot_seeds()
 ports_seeds()
 fdt_seeds()
+pcieport_seeds()
