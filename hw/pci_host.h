@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "virtio/pci.h"
+#include "hw/pci_func.h"
 
 #define PCI_HOST_SLOTS 32
 

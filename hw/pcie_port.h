@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "hw/pci_host.h"
-#include "virtio/pci.h"
+#include "hw/pci_func.h"
 
 #define PCIE_PORT_EXP_CAP 0x40 /* PCI Express capability (60 bytes) */
 #define PCIE_PORT_MSI_CAP 0x80 /* MSI capability, 64-bit (14 bytes) */

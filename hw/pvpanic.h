@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "virtio/pci.h"
+#include "hw/pci_func.h"
 #include "hw/pci_host.h"
 
 #define PVPANIC_BAR_SIZE 16

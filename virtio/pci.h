@@ -1,9 +1,7 @@
 /* PCI configuration space and the virtio-pci modern transport (pure).
  *
- * Three parts, none of which makes a KVM ioctl:
- *  - struct pci_func: a type-0 function's config space with write masks,
- *    BARs and a capability list (also used by vmm/ for the host bridge
- *    and pvpanic);
+ * Two parts, none of which makes a KVM ioctl, on a generic PCI function
+ * (struct pci_func, hw/pci_func.h):
  *  - struct vdev (virtio/vdev.c): device status state machine, feature
  *    negotiation and the queue registers, on top of a struct vdev_ops;
  *  - struct vpci (virtio/pci.c): the virtio-pci modern register layout
@@ -22,42 +20,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hw/pci_func.h"
 #include "virtio/gmem.h"
 #include "virtio/vdev.h"
-
-/* ---- generic PCI function ---------------------------------------- */
-
-#define PCI_CFG_SPACE 256
-#define PCI_BARS 6
-
-struct pci_func {
-	uint8_t cfg[PCI_CFG_SPACE];
-	uint8_t wmask[PCI_CFG_SPACE]; /* bits the guest may change */
-	uint32_t bar_size[PCI_BARS];  /* 0: no BAR; else a power of two */
-	bool bar_io[PCI_BARS];
-	uint8_t last_cap;             /* offset of the last capability */
-	uint16_t cap_end;             /* first free byte for a capability */
-};
-
-void pci_func_init(struct pci_func *f, uint16_t vendor, uint16_t device,
-		   uint32_t class_code, uint8_t revision, uint16_t subsys_vendor,
-		   uint16_t subsys);
-/* BAR bar of size (power of two, >= 16 for memory, >= 4 for I/O) at addr.
- * 0 or -EINVAL. */
-int pci_func_set_bar(struct pci_func *f, unsigned int bar, uint32_t size,
-		     bool io, uint32_t addr);
-/* Append a capability (cap[0] is its ID; next pointer filled in).
- * Returns its offset, or -ENOSPC. */
-int pci_func_add_cap(struct pci_func *f, const void *cap, uint8_t len);
-/* Config access of size 1, 2 or 4 at off (naturally aligned; anything
- * else reads ~0 and is ignored on write). */
-uint32_t pci_func_read(const struct pci_func *f, uint32_t off,
-		       unsigned int size);
-void pci_func_write(struct pci_func *f, uint32_t off, unsigned int size,
-		    uint32_t val);
-/* True if the BAR decodes now (decoding enabled, address programmed);
- * *base gets its address. */
-bool pci_func_bar(const struct pci_func *f, unsigned int bar, uint64_t *base);
 
 /* ---- virtio-pci modern transport (virtio/pci.c) ------------------- */
 
