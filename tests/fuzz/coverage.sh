@@ -23,7 +23,7 @@ module() {
 	virtq) echo virtio/virtq.c ;;
 	req) echo blk/req.c ;;
 	device) echo virtio/pci.c virtio/vdev.c virtio/virtq.c blk/req.c \
-		blk/blk.c blk/iothread.c blk/be_ram.c ;;
+		blk/blk.c blk/queue.c blk/be_ram.c ;;
 	api) echo api/commands.c ;;
 	opts) echo blk/opts.c ;;
 	boot) echo arch/x86/hw/boot.c arch/arm64/hw/image.c ;;

@@ -1,4 +1,5 @@
-/* The per-virtqueue iothread: pop, parse, submit; reap, push, notify.
+/* One virtqueue of a blk device (queue.h) and its iothread: pop, parse,
+ * submit; reap, push, notify.
  *
  * Default (batch off): a request goes to the backend as soon as it is
  * parsed, and each completion is published and notified (as EVENT_IDX
