@@ -250,9 +250,13 @@ static void test_no_msi_until_allowed(void **state)
 	wr(EXP(PCI_EXP_SLTCTL), 2, PCI_EXP_SLTCTL_PDCE);
 	pcie_port_unplug(&port);
 	assert_int_equal(msis.n, 1);
-	/* The button with its enable off: nothing either. */
+	/* The button with its enable off: nothing either; its enable on:
+	 * the message (the pressed status is still set). */
 	wr(EXP(PCI_EXP_SLTCTL), 2, PCI_EXP_SLTCTL_HPIE);
+	pcie_port_press_button(&port);
 	assert_int_equal(msis.n, 1);
+	wr(EXP(PCI_EXP_SLTCTL), 2, PCI_EXP_SLTCTL_HPIE | PCI_EXP_SLTCTL_ABPE);
+	assert_int_equal(msis.n, 2);
 }
 
 static void test_power_gates_the_slot(void **state)
