@@ -63,11 +63,12 @@ int pci_func_add_cap(struct pci_func *f, const void *cap, uint8_t len)
 	return (int)off;
 }
 
-static bool access_ok(uint32_t off, unsigned int size, uint32_t space)
+bool pci_cfg_access_ok(uint32_t off, unsigned int size)
 {
 	if (size != 1 && size != 2 && size != 4)
 		return false;
-	return !(off & (size - 1)) && off < space && off + size <= space;
+	return !(off & (size - 1)) && off < PCI_CFG_SPACE &&
+	       off + size <= PCI_CFG_SPACE;
 }
 
 uint32_t pci_func_read(const struct pci_func *f, uint32_t off,
@@ -75,7 +76,7 @@ uint32_t pci_func_read(const struct pci_func *f, uint32_t off,
 {
 	uint32_t v = 0;
 
-	if (!access_ok(off, size, PCI_CFG_SPACE))
+	if (!pci_cfg_access_ok(off, size))
 		return 0xffffffffu;
 	for (unsigned int i = 0; i < size; i++)
 		v |= (uint32_t)f->cfg[off + i] << (8 * i);
@@ -85,7 +86,7 @@ uint32_t pci_func_read(const struct pci_func *f, uint32_t off,
 void pci_func_write(struct pci_func *f, uint32_t off, unsigned int size,
 		    uint32_t val)
 {
-	if (!access_ok(off, size, PCI_CFG_SPACE))
+	if (!pci_cfg_access_ok(off, size))
 		return;
 	for (unsigned int i = 0; i < size; i++) {
 		uint8_t m = f->wmask[off + i], b = (uint8_t)(val >> (8 * i));

@@ -42,7 +42,16 @@ void pci_func_write(struct pci_func *f, uint32_t off, unsigned int size,
  * *base gets its address. */
 bool pci_func_bar(const struct pci_func *f, unsigned int bar, uint64_t *base);
 
-/* Little-endian stores into config space. */
+/* A config access of size 1, 2 or 4, naturally aligned, inside the
+ * 256 bytes: what pci_func_read and pci_func_write take. */
+bool pci_cfg_access_ok(uint32_t off, unsigned int size);
+
+/* Little-endian loads and stores in config space. */
+static inline uint16_t pci_get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
 static inline void pci_put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;

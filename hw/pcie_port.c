@@ -41,31 +41,14 @@
 #define SLTCTL_RW 0x17ff /* enables, indicators, power controller */
 #define LNKSTA_UP (0x0011 | PCI_EXP_LNKSTA_DLLLA) /* 2.5 GT/s, x1, up */
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
 static uint16_t reg16(const struct pcie_port *p, uint32_t off)
 {
-	return get16(p->func.cfg + off);
+	return pci_get16(p->func.cfg + off);
 }
 
 static void set16(struct pcie_port *p, uint32_t off, uint16_t v)
 {
-	put16(p->func.cfg + off, v);
+	pci_put16(p->func.cfg + off, v);
 }
 
 static bool slot_powered(const struct pcie_port *p)
@@ -119,17 +102,17 @@ static void init_bridge(struct pci_func *f, uint8_t sec, uint32_t mem,
 			uint32_t mem_size)
 {
 	f->cfg[PCI_HEADER_TYPE] = PCI_HEADER_TYPE_BRIDGE;
-	put16(f->wmask + PCI_COMMAND,
-	      get16(f->wmask + PCI_COMMAND) | PCI_COMMAND_SERR);
+	pci_put16(f->wmask + PCI_COMMAND,
+		  pci_get16(f->wmask + PCI_COMMAND) | PCI_COMMAND_SERR);
 	f->cfg[PCI_SECONDARY_BUS] = sec;
 	f->cfg[PCI_SUBORDINATE_BUS] = sec;
 	memset(f->wmask + PCI_PRIMARY_BUS, 0xff, 4); /* and sec. latency */
-	put16(f->cfg + PCI_MEMORY_BASE, (uint16_t)((mem >> 16) & 0xfff0));
-	put16(f->cfg + PCI_MEMORY_LIMIT,
-	      (uint16_t)(((mem + mem_size - 1) >> 16) & 0xfff0));
-	put16(f->wmask + PCI_MEMORY_BASE, 0xfff0);
-	put16(f->wmask + PCI_MEMORY_LIMIT, 0xfff0);
-	put16(f->wmask + PCI_BRIDGE_CONTROL, 0x0fff);
+	pci_put16(f->cfg + PCI_MEMORY_BASE, (uint16_t)((mem >> 16) & 0xfff0));
+	pci_put16(f->cfg + PCI_MEMORY_LIMIT,
+		  (uint16_t)(((mem + mem_size - 1) >> 16) & 0xfff0));
+	pci_put16(f->wmask + PCI_MEMORY_BASE, 0xfff0);
+	pci_put16(f->wmask + PCI_MEMORY_LIMIT, 0xfff0);
+	pci_put16(f->wmask + PCI_BRIDGE_CONTROL, 0x0fff);
 }
 
 static void init_caps(struct pcie_port *p, unsigned int nr)
@@ -139,31 +122,32 @@ static void init_caps(struct pcie_port *p, unsigned int nr)
 	};
 	struct pci_func *f = &p->func;
 
-	put16(exp + PCI_EXP_FLAGS, 2 | PCI_EXP_TYPE_ROOT_PORT << 4 |
-					   PCI_EXP_FLAGS_SLOT);
-	put32(exp + PCI_EXP_DEVCAP, PCI_EXP_DEVCAP_RBER);
-	put32(exp + PCI_EXP_LNKCAP, 0x11 | PCI_EXP_LNKCAP_DLLLARC |
-					    (uint32_t)(nr + 1) << 24);
-	put32(exp + PCI_EXP_SLTCAP,
-	      PCI_EXP_SLTCAP_ABP | PCI_EXP_SLTCAP_PCP | PCI_EXP_SLTCAP_PIP |
-		      PCI_EXP_SLTCAP_HPC | PCI_EXP_SLTCAP_NCCS |
-		      (uint32_t)(nr + 1) << 19);
+	pci_put16(exp + PCI_EXP_FLAGS, 2 | PCI_EXP_TYPE_ROOT_PORT << 4 |
+					       PCI_EXP_FLAGS_SLOT);
+	pci_put32(exp + PCI_EXP_DEVCAP, PCI_EXP_DEVCAP_RBER);
+	pci_put32(exp + PCI_EXP_LNKCAP, 0x11 | PCI_EXP_LNKCAP_DLLLARC |
+						(uint32_t)(nr + 1) << 24);
+	pci_put32(exp + PCI_EXP_SLTCAP,
+		  PCI_EXP_SLTCAP_ABP | PCI_EXP_SLTCAP_PCP | PCI_EXP_SLTCAP_PIP |
+			  PCI_EXP_SLTCAP_HPC | PCI_EXP_SLTCAP_NCCS |
+			  (uint32_t)(nr + 1) << 19);
 	/* Empty and off: power off, power indicator off. */
-	put16(exp + PCI_EXP_SLTCTL, PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF);
-	put32(exp + PCI_EXP_LNKCAP2, PCI_EXP_LNKCAP2_SLS_2_5GB);
-	put16(exp + PCI_EXP_LNKCTL2, PCI_EXP_LNKCTL2_TLS_2_5GT);
-	put16(msi + PCI_MSI_FLAGS, PCI_MSI_FLAGS_64BIT);
+	pci_put16(exp + PCI_EXP_SLTCTL,
+		  PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF);
+	pci_put32(exp + PCI_EXP_LNKCAP2, PCI_EXP_LNKCAP2_SLS_2_5GB);
+	pci_put16(exp + PCI_EXP_LNKCTL2, PCI_EXP_LNKCTL2_TLS_2_5GT);
+	pci_put16(msi + PCI_MSI_FLAGS, PCI_MSI_FLAGS_64BIT);
 	pci_func_add_cap(f, exp, sizeof(exp));
 	f->cap_end = PCIE_PORT_MSI_CAP; /* where MSI() expects it */
 	pci_func_add_cap(f, msi, sizeof(msi));
-	put16(f->wmask + EXP(PCI_EXP_DEVCTL), 0x7fff);
-	put16(f->wmask + EXP(PCI_EXP_LNKCTL), 0x0fdf); /* not Retrain */
-	put16(f->wmask + EXP(PCI_EXP_SLTCTL), SLTCTL_RW);
-	put16(f->wmask + EXP(PCI_EXP_RTCTL), 0x001f);
-	put16(f->wmask + MSI(PCI_MSI_FLAGS), PCI_MSI_FLAGS_ENABLE);
-	put32(f->wmask + MSI(PCI_MSI_ADDRESS_LO), 0xfffffffcu);
-	put32(f->wmask + MSI(PCI_MSI_ADDRESS_HI), 0xffffffffu);
-	put16(f->wmask + MSI(PCI_MSI_DATA_64), 0xffff);
+	pci_put16(f->wmask + EXP(PCI_EXP_DEVCTL), 0x7fff);
+	pci_put16(f->wmask + EXP(PCI_EXP_LNKCTL), 0x0fdf); /* not Retrain */
+	pci_put16(f->wmask + EXP(PCI_EXP_SLTCTL), SLTCTL_RW);
+	pci_put16(f->wmask + EXP(PCI_EXP_RTCTL), 0x001f);
+	pci_put16(f->wmask + MSI(PCI_MSI_FLAGS), PCI_MSI_FLAGS_ENABLE);
+	pci_put32(f->wmask + MSI(PCI_MSI_ADDRESS_LO), 0xfffffffcu);
+	pci_put32(f->wmask + MSI(PCI_MSI_ADDRESS_HI), 0xffffffffu);
+	pci_put16(f->wmask + MSI(PCI_MSI_DATA_64), 0xffff);
 }
 
 int pcie_port_init(struct pcie_port *p, unsigned int nr, uint8_t sec,
@@ -192,18 +176,12 @@ void pcie_port_destroy(struct pcie_port *p)
 	pthread_mutex_destroy(&p->lock);
 }
 
-static bool access_ok(uint32_t off, unsigned int size)
-{
-	return (size == 1 || size == 2 || size == 4) && !(off & (size - 1)) &&
-	       off + size <= PCI_CFG_SPACE;
-}
-
 uint32_t pcie_port_cfg_read(struct pcie_port *p, uint32_t off,
 			    unsigned int size)
 {
 	uint32_t v;
 
-	if (!access_ok(off, size)) {
+	if (!pci_cfg_access_ok(off, size)) {
 		__atomic_add_fetch(&p->bad_access, 1, __ATOMIC_RELAXED);
 		return 0xffffffffu;
 	}
@@ -235,7 +213,7 @@ void pcie_port_cfg_write(struct pcie_port *p, uint32_t off, unsigned int size,
 	uint16_t clear, sta;
 	bool was_on;
 
-	if (!access_ok(off, size)) {
+	if (!pci_cfg_access_ok(off, size)) {
 		__atomic_add_fetch(&p->bad_access, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -284,34 +262,34 @@ bool pcie_port_bus_cfg(struct pcie_port *p, unsigned int bus,
 	return true;
 }
 
-static bool port_mmio(void *opaque, uint64_t addr, uint8_t *data,
-		      unsigned int size, bool write)
+/* An MMIO or port access the bus offers the port: the device in the
+ * slot decodes it while the slot is powered. */
+static bool child_access(struct pcie_port *p, bool pio, uint64_t addr,
+			 uint8_t *data, unsigned int size, bool write)
 {
-	struct pcie_port *p = opaque;
 	bool hit = false;
 
 	if (!__atomic_load_n(&p->on, __ATOMIC_ACQUIRE))
 		return false;
 	pthread_rwlock_rdlock(&p->child_lock);
-	if (p->child_ops)
+	if (p->child_ops && !pio)
 		hit = p->child_ops->mmio(p->child, addr, data, size, write);
+	else if (p->child_ops && p->child_ops->pio)
+		hit = p->child_ops->pio(p->child, addr, data, size, write);
 	pthread_rwlock_unlock(&p->child_lock);
 	return hit;
+}
+
+static bool port_mmio(void *opaque, uint64_t addr, uint8_t *data,
+		      unsigned int size, bool write)
+{
+	return child_access(opaque, false, addr, data, size, write);
 }
 
 static bool port_pio(void *opaque, uint64_t port, uint8_t *data,
 		     unsigned int size, bool write)
 {
-	struct pcie_port *p = opaque;
-	bool hit = false;
-
-	if (!__atomic_load_n(&p->on, __ATOMIC_ACQUIRE))
-		return false;
-	pthread_rwlock_rdlock(&p->child_lock);
-	if (p->child_ops && p->child_ops->pio)
-		hit = p->child_ops->pio(p->child, port, data, size, write);
-	pthread_rwlock_unlock(&p->child_lock);
-	return hit;
+	return child_access(opaque, true, port, data, size, write);
 }
 
 static uint32_t port_cfg_read(void *opaque, uint32_t off, unsigned int size)
