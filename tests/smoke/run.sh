@@ -129,6 +129,23 @@ stop_vmm() {
 	wait "$pid"
 }
 
+# quit_ends PID ERR CTL: `CTL quit` answers ok and the VMM PID ends by
+# itself, with status 143 (as on SIGTERM); else $why says what went
+# wrong (a VMM still running is stopped, its threads' states to ERR).
+quit_ends() {
+	local pid=$1 err=$2 rc=0
+	[ -z "$why" ] && [ "$($3 quit)" != ok ] && why="quit"
+	wait_for "$pid" false
+	if alive "$pid"; then
+		stop_vmm "$pid" "$err" >/dev/null
+		why="${why:-still running after quit}"
+	else
+		wait "$pid"; rc=$?
+	fi
+	[ -z "$why" ] && [ $rc != 143 ] && why="status $rc after quit"
+	return 0
+}
+
 # expect NAME STATUS PATTERN -- VMM ARGS (stdin from $IN)
 expect() {
 	local name=$1 want=$2 pat=$3 rc try
@@ -330,15 +347,7 @@ api_case() {
 	# The client's own bad usage: status 2, nothing sent.
 	[ -z "$why" ] && { ctl limit vda iops=x; [ $? != 2 ]; } && why="ctl usage"
 	[ -z "$why" ] && { ctl frobnicate; [ $? != 2 ]; } && why="ctl command"
-	[ -z "$why" ] && [ "$(ctl quit)" != ok ] && why="quit"
-	wait_for $pid false
-	if alive $pid; then
-		stop_vmm $pid "$OUT/api.err" >/dev/null
-		why="${why:-still running after quit}"
-	else
-		wait $pid; rc=$?
-	fi
-	[ -z "$why" ] && [ $rc != 143 ] && why="status $rc after quit"
+	quit_ends $pid "$OUT/api.err" ctl
 	[ -z "$why" ] && [ -e "$OUT/api.sock" ] && why="socket left behind"
 	[ -z "$why" ]
 }
@@ -422,15 +431,7 @@ hotplug_case() {
 	done
 	[ -z "$why" ] && ! grep -q "no free hot-plug slot" "$OUT/hp.err" && why="no 'no free slot' line"
 	[ -z "$why" ] && ! grep -q "vmm ctl: detach: no disk 'vdb'" "$OUT/hp.err" && why="detach twice"
-	[ -z "$why" ] && [ "$(hctl quit)" != ok ] && why="quit"
-	wait_for $pid false
-	if alive $pid; then
-		stop_vmm $pid "$OUT/hp.err" >/dev/null
-		why="${why:-still running after quit}"
-	else
-		wait $pid; rc=$?
-	fi
-	[ -z "$why" ] && [ $rc != 143 ] && why="status $rc after quit"
+	quit_ends $pid "$OUT/hp.err" hctl
 	if [ -z "$why" ]; then
 		"$VMM" run -k "$IMG/ECHO.img" -m 32M --api "$OUT/hp.sock" --hotplug-slots 0 \
 			</dev/zero >/dev/null 2>>"$OUT/hp.err" &
