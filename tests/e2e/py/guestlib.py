@@ -1,11 +1,12 @@
 """What the end-to-end tests share over vmharness: the guest kernels,
 the disks, the command lines of a guest under our VMM or QEMU, and the
 checks of what guest/init prints (its disk lines, fio's JSON, the RUN
-block).  Every check fails with the end of the console (GuestRun.tail).
+block, the control socket's answers).  Every check fails with the end of the console (GuestRun.tail).
 
 In the test host a guest has 1 vCPU and 1 queue unless its test is about
 more: 2-vCPU guests are where its emulated AMD-V kills or hangs guests
 (guest/README.md, known problems)."""
+import json
 import os
 import re
 import subprocess
@@ -144,3 +145,32 @@ def run_out(g):
 
 # Our VMM's per-disk counters (-v), the last line, for the record.
 vmm_counters = guestrun.vmm_counters
+
+
+# ---- the control socket (vmm run --api) ----------------------------------
+
+def ctl(sock, *args, ok=True, timeout=120):
+    """`vmm ctl --json SOCK ARGS`: the answer's "return"; ok=False: (its
+    exit status, its stderr) without a check."""
+    out = subprocess.run([paths.VMM_BIN, "ctl", "--json", sock] + list(args),
+                         capture_output=True, text=True, timeout=timeout)
+    if not ok:
+        return out.returncode, out.stderr
+    assert out.returncode == 0, "vmm ctl %s: %s%s" % (" ".join(args), out.stdout, out.stderr)
+    return json.loads(out.stdout)["return"]
+
+
+def wait_step(name):
+    """A guest script's step that says API-WAIT NAME and waits for the
+    host's answer (GuestRun's on_line acts, then guestrun.answer)."""
+    return ('echo "API-WAIT %s"\n'
+            'read -r -t 300 go || { echo NO-ANSWER; poweroff -f; }\n' % name)
+
+
+def field(g, word):
+    """The words after WORD on the guest's first line starting with it."""
+    for line in g.lines:
+        w = line.split()
+        if w and w[0] == word:
+            return w[1:]
+    raise AssertionError("no %s line\n%s" % (word, g.tail()))

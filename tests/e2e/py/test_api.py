@@ -18,26 +18,17 @@ the answer on its console; the host acts through `vmm ctl`, then
 answers.  Stock kernel only: this is about the VMM's socket; the device
 paths it drives are the same for every kernel."""
 import hashlib
-import json
 import os
 import shutil
 import socket
-import subprocess
 import threading
 import time
 
 import guestlib
-from vmharness import cmdlines, fiojson, guestrun, paths
+from guestlib import ctl, field, wait_step
+from vmharness import cmdlines, guestrun
 
 MIB = 1 << 20
-
-
-def ctl(sock, *args):
-    """`vmm ctl --json SOCK ARGS`: the answer's "return"."""
-    out = subprocess.run([paths.VMM_BIN, "ctl", "--json", sock] + list(args),
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, "vmm ctl %s: %s%s" % (" ".join(args), out.stdout, out.stderr)
-    return json.loads(out.stdout)["return"]
 
 
 def disk_total(sock, name="vda"):
@@ -85,11 +76,6 @@ def bad_clients(sock):
     if '"return"' not in a:
         wrong.append("info after the bad clients answered %r" % a)
     return wrong
-
-
-def wait_step(name):
-    return ('echo "API-WAIT %s"\n'
-            'read -r -t 300 go || { echo NO-ANSWER; poweroff -f; }\n' % name)
 
 
 def trace_file(tmp_path):
@@ -141,15 +127,6 @@ def sha256(path):
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def field(g, word):
-    """The words after WORD on the guest's first line starting with it."""
-    for line in g.lines:
-        w = line.split()
-        if w and w[0] == word:
-            return w[1:]
-    raise AssertionError("no %s line\n%s" % (word, g.tail()))
 
 
 def test_stats_resize_pause(tmp_path):

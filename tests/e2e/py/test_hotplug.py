@@ -18,36 +18,20 @@ Stock kernel only, for now: Debian's has the port driver and pciehp
 built in (CONFIG_PCIEPORTBUS, CONFIG_HOTPLUG_PCI_PCIE); the small
 kernel has them from guest/small.config's hot-plug lines on, once
 `make guest` has rebuilt it."""
-import json
 import os
-import subprocess
 
 import pytest
 
 import guestlib
-from vmharness import cmdlines, guestrun, paths
+from guestlib import ctl, field, wait_step
+from vmharness import cmdlines, guestrun
 
 CYCLES = 3
-
-
-def ctl(sock, *args, ok=True):
-    """`vmm ctl --json SOCK ARGS` -> (rc, the answer or stderr)."""
-    out = subprocess.run([paths.VMM_BIN, "ctl", "--json", sock] + list(args),
-                         capture_output=True, text=True, timeout=120)
-    if ok:
-        assert out.returncode == 0, "vmm ctl %s: %s%s" % (" ".join(args), out.stdout, out.stderr)
-        return json.loads(out.stdout)["return"]
-    return out.returncode, out.stderr
 
 
 def counts(pid):
     """The VMM's threads and open files."""
     return (len(os.listdir("/proc/%d/task" % pid)), len(os.listdir("/proc/%d/fd" % pid)))
-
-
-def wait_step(name):
-    return ('echo "API-WAIT %s"\n'
-            'read -r -t 300 go || { echo NO-ANSWER; poweroff -f; }\n' % name)
 
 
 # The whole script goes on the kernel command line (base64): one loop.
@@ -138,14 +122,6 @@ def refusals(sock, when):
     after = [d["name"] for d in ctl(sock, "info")["disks"]]
     got.append(("%s: disks %s then %s" % (when, before, after), before == after))
     return got
-
-
-def field(g, word):
-    for line in g.lines:
-        w = line.split()
-        if w and w[0] == word:
-            return w[1:]
-    raise AssertionError("no %s line\n%s" % (word, g.tail()))
 
 
 # Detach while fio writes to the disk, orderly then forced: fio ends (with

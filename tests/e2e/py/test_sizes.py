@@ -18,28 +18,23 @@ CPUS = 8
 DISKS = 8
 MIB_PER_JOB = 2
 
-# fio verify on every disk at once, CPUS jobs per disk, job i on vCPU i
-# (blk-mq sends vCPU i's requests to queue i), each on its own range.
-SCRIPT = r"""
-n=$(nproc)
-pids=
-for d in /sys/block/vd*; do
-	dev=/dev/${d##*/}
+# fio verify on one disk (shell: $d is /sys/block/vdX), a job on each of
+# the guest's $n vCPUs, job i on vCPU i (blk-mq sends vCPU i's requests
+# to queue i), each on its own range; in the background, its pid added
+# to $pids.  Shared with test_sizes_ctl.
+VERIFY = r"""	dev=/dev/${d##*/}
 	fio --name=v --filename=$dev --ioengine=io_uring --direct=1 --rw=randwrite \
 		--bs=4k --iodepth=8 --size=%(mib)dm --offset_increment=%(mib)dm \
 		--numjobs=$n --cpus_allowed=0-$((n - 1)) --cpus_allowed_policy=split \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0 \
 		--group_reporting --output=/tmp/${d##*/}.out >/dev/null 2>&1 &
 	pids="$pids $!"
-done
-bad=0
-for p in $pids; do wait $p || bad=$((bad + 1)); done
-for d in /sys/block/vd*; do
-	echo "verify ${d##*/}: $(grep -c 'err= 0' /tmp/${d##*/}.out) clean, $(grep -o 'err=[ 0-9]*' /tmp/${d##*/}.out | sort -u | tr '\n' ' ')"
-	echo "queues ${d##*/}: $(ls -d $d/mq/* | wc -l)"
-done
-echo "failed fio runs: $bad"
-grep virtio /proc/interrupts | sed 's/^ *//' | while read -r irq rest; do
+""" % {"mib": MIB_PER_JOB}
+# A verify job's outcome ($d as above).
+VERIFIED = ("echo \"verify ${d##*/}: $(grep -c 'err= 0' /tmp/${d##*/}.out) clean, "
+            "$(grep -o 'err=[ 0-9]*' /tmp/${d##*/}.out | sort -u | tr '\\n' ' ')\"")
+# Each virtio vector's interrupts, summed over the CPUs: "irq NAME N".
+IRQ_TOTALS = r"""grep virtio /proc/interrupts | sed 's/^ *//' | while read -r irq rest; do
 	name=${rest##* }
 	total=0
 	for c in $rest; do
@@ -48,7 +43,22 @@ grep virtio /proc/interrupts | sed 's/^ *//' | while read -r irq rest; do
 	done
 	echo "irq $name $total"
 done
-""" % {"mib": MIB_PER_JOB}
+"""
+
+# fio verify on every disk at once, then each disk's outcome and queues.
+SCRIPT = (r"""
+n=$(nproc)
+pids=
+for d in /sys/block/vd*; do
+""" + VERIFY + r"""done
+bad=0
+for p in $pids; do wait $p || bad=$((bad + 1)); done
+for d in /sys/block/vd*; do
+	""" + VERIFIED + r"""
+	echo "queues ${d##*/}: $(ls -d $d/mq/* | wc -l)"
+done
+echo "failed fio runs: $bad"
+""" + IRQ_TOTALS)
 
 
 def disks(tmp_path, dev):

@@ -15,17 +15,15 @@ sizes_ctl`): in this project's test host (2 emulated CPUs on a 2-core
 machine) the guest's sixteen vCPUs starve each other and the guest
 reports soft lockups while it loads its modules, which the harness
 counts as the emulator's death (2026-12-07, five tries)."""
-import json
 import re
-import subprocess
 
 import guestlib
+from guestlib import ctl
+from test_sizes import DISKS, IRQ_TOTALS, MIB_PER_JOB, VERIFIED, VERIFY
 from vmharness import cmdlines, guestrun, nullblk, paths
 
 import pytest
 
-DISKS = 8
-MIB_PER_JOB = 2
 pytestmark = pytest.mark.long
 SIZES = [1, 4, 8, pytest.param(16, marks=pytest.mark.only_named)]
 
@@ -35,20 +33,13 @@ SIZES = [1, 4, 8, pytest.param(16, marks=pytest.mark.only_named)]
 # range.  While they run, the host resizes, limits, pauses and resumes
 # that disk (API-WAIT ctl); the guest then sees its new size and reads it.
 CTL_SERIAL = "d6"
-SCRIPT = r"""
+SCRIPT = (r"""
 n=$(nproc)
 pids=
 for d in /sys/block/vd*; do
 	echo "disk ${d##*/} $(cat $d/serial) $(basename $(readlink $d/device))"
-	[ "$(cat $d/serial)" = %(ctl)s ] && { ctl=${d##*/}; continue; }
-	dev=/dev/${d##*/}
-	fio --name=v --filename=$dev --ioengine=io_uring --direct=1 --rw=randwrite \
-		--bs=4k --iodepth=8 --size=%(mib)dm --offset_increment=%(mib)dm \
-		--numjobs=$n --cpus_allowed=0-$((n - 1)) --cpus_allowed_policy=split \
-		--verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0 \
-		--group_reporting --output=/tmp/${d##*/}.out >/dev/null 2>&1 &
-	pids="$pids $!"
-done
+	[ "$(cat $d/serial)" = %s ] && { ctl=${d##*/}; continue; }
+""" % CTL_SERIAL + VERIFY + r"""done
 old=$(cat /sys/block/$ctl/size)
 echo "API-WAIT ctl"
 read -r -t 300 go || echo NO-ANSWER
@@ -58,28 +49,11 @@ i=0; while [ $(cat /sys/block/$ctl/size) = $old ] && [ $i -lt 300 ]; do sleep 0.
 echo "ctl size $(cat /sys/block/$ctl/size)"
 dd if=/dev/$ctl of=/dev/null bs=1M count=4 skip=$((old / 2048)) iflag=direct 2>/dev/null && echo "ctl read ok"
 for d in /sys/block/vd*; do
-	[ ${d##*/} = $ctl ] || echo "verify ${d##*/}: $(grep -c 'err= 0' /tmp/${d##*/}.out) clean, $(grep -o 'err=[ 0-9]*' /tmp/${d##*/}.out | sort -u | tr '\n' ' ')"
+	[ ${d##*/} = $ctl ] || """ + VERIFIED + r"""
 	echo "queues ${d##*/}: $(ls -d $d/mq/* | wc -l)"
 done
 echo "failed fio runs: $bad"
-grep virtio /proc/interrupts | sed 's/^ *//' | while read -r irq rest; do
-	name=${rest##* }
-	total=0
-	for c in $rest; do
-		case $c in *[!0-9]*) break ;; esac
-		total=$((total + c))
-	done
-	echo "irq $name $total"
-done
-""" % {"mib": MIB_PER_JOB, "ctl": CTL_SERIAL}
-
-
-def ctl(sock, *args):
-    """`vmm ctl --json SOCK ARGS`: the answer's "return"."""
-    out = subprocess.run([paths.VMM_BIN, "ctl", "--json", sock] + list(args),
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
-    assert out.returncode == 0, "vmm ctl %s: %s" % (" ".join(args), out.stdout)
-    return json.loads(out.stdout)["return"]
+""" + IRQ_TOTALS)
 
 
 def completed(sock, name):
