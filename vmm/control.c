@@ -7,14 +7,14 @@
 #include "host/log.h"
 #include "vmm/machine.h"
 
-static uint64_t disk_features(void *opaque)
+uint64_t machine_disk_features(void *opaque)
 {
 	struct vdisk *d = opaque;
 
 	return vpci_features(&d->pci->pci);
 }
 
-static void disk_config_changed(void *opaque)
+void machine_disk_config_changed(void *opaque)
 {
 	struct vdisk *d = opaque;
 
@@ -42,8 +42,8 @@ int machine_api_start(struct machine *m)
 
 		snprintf(d->name, sizeof(d->name), "vd%c", 'a' + i);
 		d->blk = m->disk[i]->blk;
-		d->features = disk_features;
-		d->config_changed = disk_config_changed;
+		d->features = machine_disk_features;
+		d->config_changed = machine_disk_config_changed;
 		d->opaque = m->disk[i];
 	}
 	v->quit = vm_quit;

@@ -139,20 +139,6 @@ int hotplug_create(struct machine *m, unsigned int nslots,
 
 /* ---- on the hot-plug thread ------------------------------------------ */
 
-static uint64_t hp_features(void *opaque)
-{
-	struct vdisk *d = opaque;
-
-	return vpci_features(&d->pci->pci);
-}
-
-static void hp_config_changed(void *opaque)
-{
-	struct vdisk *d = opaque;
-
-	vpci_config_changed(&d->pci->pci);
-}
-
 /* An empty slot, one the guest is done with first: pciehp ignores a
  * device plugged in the second after it powered a slot off (a forced
  * detach's slot may still be there). */
@@ -229,8 +215,8 @@ static int hp_do_attach(struct hotplug *h)
 	s->disk->pci->pci.func.cfg[PCI_INTERRUPT_PIN] = 0;
 	snprintf(s->name, sizeof(s->name), "%s", h->name);
 	h->out->blk = blk;
-	h->out->features = hp_features;
-	h->out->config_changed = hp_config_changed;
+	h->out->features = machine_disk_features;
+	h->out->config_changed = machine_disk_config_changed;
 	h->out->opaque = s->disk;
 	/* Last: from here the guest may reach it. */
 	pcie_port_plug(&s->port, &vpci_kvm_pci_ops, s->disk->pci);

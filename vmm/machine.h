@@ -154,6 +154,10 @@ void machine_serial(struct machine *m, unsigned int irq);
  * the main thread's filter: it takes its own), stopped first at
  * teardown; the socket file is removed then. */
 int machine_api_start(struct machine *m);
+/* A disk's api_disk callbacks (opaque: its struct vdisk), for launch
+ * disks and attached ones alike. */
+uint64_t machine_disk_features(void *opaque);
+void machine_disk_config_changed(void *opaque);
 void machine_api_stop(struct machine *m);
 
 #endif

@@ -66,7 +66,7 @@ int machine_pci(struct machine *m, struct blk_dev **disks, bool io_bars,
 		r = pci_host_add(&m->pci, &vpci_kvm_pci_ops, m->disk[i]->pci);
 		if (r < 0)
 			return r;
-		vpci_kvm_set_slot(m->disk[i]->pci, (unsigned int)r);
+		vpci_kvm_set_devid(m->disk[i]->pci, 0, (unsigned int)r);
 		/* INTA# for a guest without MSI-X (pci=nomsi). */
 		m->pci_intx |= 1u << r;
 		vpci_kvm_set_intx_gsi(m->disk[i]->pci,

@@ -170,11 +170,6 @@ static void vpci_kvm_intx_mode(void *opaque, bool on)
 	t->intx_on = false;
 }
 
-void vpci_kvm_set_slot(struct vpci_kvm *t, unsigned int slot)
-{
-	t->devid = slot << 3;
-}
-
 void vpci_kvm_set_devid(struct vpci_kvm *t, unsigned int bus,
 			unsigned int slot)
 {

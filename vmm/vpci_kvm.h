@@ -45,9 +45,8 @@ extern const struct pci_dev_ops vpci_kvm_pci_ops;
  * the caller's.  0 or -errno. */
 int vpci_kvm_create(struct vm *vm, const struct vdev_ops *ops, void *impl,
 		    uint32_t bar, uint32_t io_bar, struct vpci_kvm **out);
-/* The slot it sits in on bus 0: its MSIs' requester id. */
-void vpci_kvm_set_slot(struct vpci_kvm *t, unsigned int slot);
-/* The same by bus and slot: a device behind a root port. */
+/* The bus and slot it sits in (bus 0, or a root port's secondary bus):
+ * its MSIs' requester id. */
 void vpci_kvm_set_devid(struct vpci_kvm *t, unsigned int bus,
 			unsigned int slot);
 /* KVM's number for the line its INTA# reaches (an IOAPIC pin on x86, a
