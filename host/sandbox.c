@@ -93,19 +93,15 @@ static const int api_calls[] = {
 
 /* The hot-plug thread (`vmm ctl attach`, `detach`): what opening a disk
  * and starting its iothreads take (open, a block device's size, the
- * engine's probe ring, threads), and what the iothreads it starts do
- * before their own filter, which stacks on this one: so this list holds
- * theirs too.  Detach: KVM's routes and fds, close. */
+ * engine's probe ring, threads); the iothreads it starts run under this
+ * filter as well as their own, so it also takes the iothread's rules
+ * (kind_rules.starts_iothreads).  Detach: KVM's routes and fds, close. */
 static const int hotplug_calls[] = {
 	SCMP_SYS(openat), SCMP_SYS(clone), SCMP_SYS(clone3),
 	SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(seccomp),
-	SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(eventfd2),
-	SCMP_SYS(pread64), SCMP_SYS(pwrite64),
-	SCMP_SYS(preadv), SCMP_SYS(pwritev), SCMP_SYS(preadv2),
-	SCMP_SYS(pwritev2), SCMP_SYS(fdatasync), SCMP_SYS(fsync),
-	SCMP_SYS(fallocate), SCMP_SYS(lseek), SCMP_SYS(fcntl),
-	SCMP_SYS(fstatfs), SCMP_SYS(sched_setaffinity),
-	SCMP_SYS(sched_setscheduler), SCMP_SYS(ftruncate),
+	SCMP_SYS(lseek), SCMP_SYS(fcntl), SCMP_SYS(fstatfs),
+	SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_setscheduler),
+	SCMP_SYS(ftruncate),
 };
 
 /* ioctl (every kind) and io_uring_register (the iothread) are allowed
@@ -129,8 +125,7 @@ static const unsigned long vcpu_ioctls[] = {
 };
 static const unsigned long iothread_ioctls[] = { TCSETSW };
 static const unsigned long hotplug_ioctls[] = {
-	TCSETSW, KVM_SET_GSI_ROUTING, KVM_IRQFD, KVM_IOEVENTFD, BLKGETSIZE64,
-	BLKSSZGET,
+	KVM_SET_GSI_ROUTING, KVM_IRQFD, KVM_IOEVENTFD, BLKGETSIZE64, BLKSSZGET,
 };
 /* The console's input and the INTx thread raise an interrupt line. */
 static const unsigned long irq_line_ioctls[] = { TCSETSW, KVM_IRQ_LINE };
@@ -156,6 +151,8 @@ struct kind_rules {
 	unsigned int nuring_ops;
 	bool names_threads; /* prctl(PR_SET_NAME): a new thread names itself
 			     * under its creator's filter */
+	bool starts_iothreads; /* the iothread's rules too: the iothreads it
+				* starts run under both filters */
 };
 
 static const struct kind_rules kinds[SANDBOX_KINDS] = {
@@ -173,8 +170,7 @@ static const struct kind_rules kinds[SANDBOX_KINDS] = {
 	[SANDBOX_API] = { "control socket thread", LIST(api_calls),
 			  LIST(iothread_ioctls), NULL, 0 },
 	[SANDBOX_HOTPLUG] = { "hot-plug thread", LIST(hotplug_calls),
-			      LIST(hotplug_ioctls), LIST(iothread_uring_ops),
-			      true },
+			      LIST(hotplug_ioctls), NULL, 0, true, true },
 };
 
 static struct sock_fprog progs[SANDBOX_KINDS];
@@ -290,6 +286,20 @@ static int export_prog(scmp_filter_ctx ctx, struct sock_fprog *p)
 	return r;
 }
 
+/* A kind's own calls, ioctl requests and io_uring_register operations. */
+static int add_kind(scmp_filter_ctx ctx, const struct kind_rules *kr)
+{
+	int r = add_rules(ctx, kr->calls, kr->ncalls);
+
+	if (!r)
+		r = add_arg_rules(ctx, SCMP_SYS(ioctl), kr->ioctls,
+				  kr->nioctls);
+	if (!r)
+		r = add_arg_rules(ctx, SCMP_SYS(io_uring_register),
+				  kr->uring_ops, kr->nuring_ops);
+	return r;
+}
+
 static int compile(enum sandbox_kind k)
 {
 	const struct kind_rules *kr = &kinds[k];
@@ -300,13 +310,9 @@ static int compile(enum sandbox_kind k)
 		return -ENOMEM;
 	r = add_rules(ctx, common_calls, N(common_calls));
 	if (!r)
-		r = add_rules(ctx, kr->calls, kr->ncalls);
-	if (!r)
-		r = add_arg_rules(ctx, SCMP_SYS(ioctl), kr->ioctls,
-				  kr->nioctls);
-	if (!r)
-		r = add_arg_rules(ctx, SCMP_SYS(io_uring_register),
-				  kr->uring_ops, kr->nuring_ops);
+		r = add_kind(ctx, kr);
+	if (!r && kr->starts_iothreads)
+		r = add_kind(ctx, &kinds[SANDBOX_IOTHREAD]);
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
 				     SCMP_A0(SCMP_CMP_EQ,
