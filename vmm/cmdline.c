@@ -259,13 +259,15 @@ enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
 	}
 	if (cmdline_join(c, params, nparams, nodefaults, msg, msglen))
 		return CMDLINE_ERROR;
-	for (unsigned int i = 0; i < c->ndisks; i++) {
-		if (!c->disk[i].queues)
-			c->disk[i].queues = c->cpus < BLK_MAX_QUEUES ?
-						    c->cpus : BLK_MAX_QUEUES;
-		/* The breakdown costs clock reads on every request: kept
-		 * only where it will be shown. */
-		c->disk[i].latency = *verbose || c->stats_path;
-	}
+	for (unsigned int i = 0; i < c->ndisks; i++)
+		cmdline_disk_defaults(&c->disk[i], c->cpus,
+				      *verbose || c->stats_path);
 	return CMDLINE_OK;
+}
+
+void cmdline_disk_defaults(struct blk_opts *o, unsigned int cpus, bool latency)
+{
+	if (!o->queues)
+		o->queues = cpus < BLK_MAX_QUEUES ? cpus : BLK_MAX_QUEUES;
+	o->latency = latency;
 }

@@ -18,6 +18,12 @@
 
 enum cmdline_result { CMDLINE_OK, CMDLINE_HELP, CMDLINE_ERROR };
 
+/* What a disk spec leaves open, for a disk given at launch or attached
+ * later: one queue per vCPU (BLK_MAX_QUEUES at most), and the latency
+ * breakdown kept only where it will be shown (it costs clock reads on
+ * every request). */
+void cmdline_disk_defaults(struct blk_opts *o, unsigned int cpus, bool latency);
+
 /* Parses argv[1..] of `vmm run` (argv[0] is "run"); disk specs are
  * parsed in place.  c->params points to a buffer of this module's, the
  * last call's.  On CMDLINE_ERROR msg holds one line. */

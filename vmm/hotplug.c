@@ -13,6 +13,7 @@
 #include "host/log.h"
 #include "host/sandbox.h"
 #include "hw/pcie_port.h"
+#include "vmm/cmdline.h"
 #include "vmm/machine.h"
 
 #define DETACH_POLL_MS 10
@@ -189,10 +190,8 @@ static int hp_do_attach(struct hotplug *h)
 		snprintf(h->msg, h->msglen, "%s", why);
 		goto fail;
 	}
-	if (!s->opts.queues)
-		s->opts.queues = cfg->cpus < BLK_MAX_QUEUES ? cfg->cpus :
-							      BLK_MAX_QUEUES;
-	s->opts.latency = vlog_get_level() >= VLOG_INFO || cfg->stats_path;
+	cmdline_disk_defaults(&s->opts, cfg->cpus,
+			      vlog_get_level() >= VLOG_INFO || cfg->stats_path);
 	r = blk_dev_create(&s->opts, &blk, why, sizeof(why));
 	if (r) {
 		snprintf(h->msg, h->msglen, "%s", why);
