@@ -30,7 +30,9 @@ static const struct option run_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_cpus(const char *s, unsigned int *n)
+/* A decimal number from min to max, nothing else. */
+static int parse_uint(const char *s, unsigned long min, unsigned long max,
+		      unsigned int *n)
 {
 	char *end;
 	unsigned long v;
@@ -38,7 +40,7 @@ static int parse_cpus(const char *s, unsigned int *n)
 	if (*s < '0' || *s > '9')
 		return -1;
 	v = strtoul(s, &end, 10);
-	if (*end || !v || v > VMM_MAX_CPUS)
+	if (*end || v < min || v > max)
 		return -1;
 	*n = (unsigned int)v;
 	return 0;
@@ -165,7 +167,7 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 		snprintf(msg, msglen, "--mem: bad size '%s'", optarg);
 		return -1;
 	case 'c':
-		if (!parse_cpus(optarg, &c->cpus))
+		if (!parse_uint(optarg, 1, VMM_MAX_CPUS, &c->cpus))
 			return 0;
 		snprintf(msg, msglen, "--cpus: '%s' is not a number of vCPUs "
 			 "from 1 to %d", optarg, VMM_MAX_CPUS);
@@ -183,12 +185,8 @@ static int run_opt(int o, struct vmm_config *c, int *verbose, char *msg,
 	case 'P':
 		return parse_pin(c, msg, msglen);
 	case 'H':
-		if (!parse_cpus(optarg, &n) && n <= HOTPLUG_MAX_SLOTS) {
+		if (!parse_uint(optarg, 0, HOTPLUG_MAX_SLOTS, &n)) {
 			c->hotplug_slots = (int)n;
-			return 0;
-		}
-		if (!strcmp(optarg, "0")) {
-			c->hotplug_slots = 0;
 			return 0;
 		}
 		snprintf(msg, msglen, "--hotplug-slots: '%s' is not a number "

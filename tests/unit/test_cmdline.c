@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "vmm/cmdline.h"
+#include "vmm/hotplug.h"
 
 /* The architecture's, which build/vmm links from arch/ARCH/vmm. */
 const char arch_kernel_format[] = "bzImage";
@@ -160,6 +161,28 @@ static void test_help(void **state)
 	assert_int_equal(p.r, CMDLINE_HELP);
 }
 
+/* --hotplug-slots: 0 to HOTPLUG_MAX_SLOTS, a number and nothing else. */
+static void test_hotplug_slots(void **state)
+{
+	static const char *const bad[] = { "9", "-1", "x", "", "2x", "+1" };
+	struct run p;
+	char max[8];
+
+	(void)state;
+	snprintf(max, sizeof(max), "%d", HOTPLUG_MAX_SLOTS);
+	parse(&p, "-k", "bz", "--hotplug-slots", "0", NULL);
+	assert_int_equal(p.r, CMDLINE_OK);
+	assert_int_equal(p.c.hotplug_slots, 0);
+	parse(&p, "-k", "bz", "--hotplug-slots", max, NULL);
+	assert_int_equal(p.r, CMDLINE_OK);
+	assert_int_equal(p.c.hotplug_slots, HOTPLUG_MAX_SLOTS);
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		parse(&p, "-k", "bz", "--hotplug-slots", bad[i], NULL);
+		assert_int_equal(p.r, CMDLINE_ERROR);
+		assert_non_null(strstr(p.msg, "--hotplug-slots"));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +194,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_params_too_long),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_hotplug_slots),
 	};
 
 	if (argc > 1)
