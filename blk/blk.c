@@ -122,8 +122,8 @@ void blk_dev_destroy(struct blk_dev *d)
 		return;
 	blk_dev_reset(d);
 	for (unsigned int i = 0; i < BLK_MAX_QUEUES; i++) {
-		blk_queue_free(&d->q[i]);
 		blk_queue_exit(&d->q[i]);
+		blk_queue_free(&d->q[i]);
 		pthread_mutex_destroy(&d->q[i].lock);
 		pthread_cond_destroy(&d->q[i].cond);
 	}

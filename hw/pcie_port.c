@@ -336,7 +336,6 @@ int pcie_port_plug(struct pcie_port *p, const struct pci_dev_ops *ops,
 	pthread_rwlock_unlock(&p->child_lock);
 	pthread_mutex_lock(&p->lock);
 	update_link(p);
-	__atomic_store_n(&p->on, slot_powered(p), __ATOMIC_RELEASE);
 	set16(p, EXP(PCI_EXP_SLTSTA),
 	      reg16(p, EXP(PCI_EXP_SLTSTA)) | PCI_EXP_SLTSTA_PDS);
 	raise_event(p, PCI_EXP_SLTSTA_PDC | PCI_EXP_SLTSTA_DLLSC);
