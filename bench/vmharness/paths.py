@@ -9,6 +9,9 @@ BZIMAGE = os.path.join(GUEST, "bzImage")
 VMLINUX = os.path.join(GUEST, "vmlinux")
 INITRD = os.path.join(GUEST, "initrd.img")
 TESTHOST_RUN = os.path.join(REPO, "tests", "testhost", "run.sh")
+# The fio that runs without a VM (the physical-limit rows), on the host
+# or in the test host (whose root is the host's).
+HOST_FIO = os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio")
 # The arm64 VMM (make ARCH=arm64) and guest (ARCH=arm64 guest/build.sh).
 ARM64_VMM = os.path.join(BUILD, "arm64", "vmm")
 ARM64_KERNEL = os.path.join(GUEST, "arm64", "Image")

@@ -85,7 +85,7 @@ QEMU_RELEASES = config.QEMU_RELEASES
 EMULATOR_SH = os.path.join(paths.REPO, "tests", "testhost", "emulator.sh")
 # host: the test host's own fio on the data disk, the job as the guests
 # run it (the physical limit); it takes only a name and jobs.
-HOST_FIO = os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio")
+HOST_FIO = paths.HOST_FIO
 
 
 def parse_config(spec):

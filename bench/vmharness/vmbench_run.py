@@ -284,7 +284,7 @@ def guest_run(run):
 def host_run(run):
     """The host's fio on the same backing files, RUN.ng of them at once."""
     ctx, d, p = run.ctx, run.dir, run.ctx.plan
-    fio = os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio")
+    fio = paths.HOST_FIO
     if not os.access(fio, os.X_OK):
         import shutil
         fio = shutil.which("fio")
@@ -424,7 +424,7 @@ def inner_meta(ctx):
                 ("disk_dir", "%s (%s, O_DIRECT %s)" % (ctx.ddir, fstype, "yes" if ctx.direct else "no")
                  if not ctx.nullb else "null_blk %s (O_DIRECT yes)" % ctx.plan["backing"]),
                 ("qemu", cmd_line(["qemu-system-x86_64", "--version"])),
-                ("host_fio", cmd_line([os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio"), "--version"])))
+                ("host_fio", cmd_line([paths.HOST_FIO, "--version"])))
 
 
 def one_run(ctx, ident, cfg, c, ng, qq, steps):
