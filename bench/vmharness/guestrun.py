@@ -240,14 +240,19 @@ def guest_irqs(lines, name):
 TEST_HOST_DEATHS = ("stall", "double-fault", "entry-stack", "triple-fault", "hang", "oops")
 
 
-def run_with_retries(argv, log_path, tries=5, timeout=240, **kw):
+def run_with_retries(argv, log_path, tries=5, timeout=240, before_try=None, **kw):
     """GuestRun(argv) until it ends in anything but a test-host death,
     at most TRIES times; the last run is returned (logs: LOG_PATH.N), with
     .earlier: [(log path, outcome)] of the tries before it, each also
-    appended to RETRIED.  Five: the deaths come in clusters (QEMU's guest
+    appended to RETRIED.  BEFORE_TRY(), where given, runs before each try:
+    a caller whose callbacks keep state empties it there, so that what a
+    dead try saw (its socket gone mid-step) is not counted against the
+    next.  Five: the deaths come in clusters (QEMU's guest
     double-faulted three times in a row in one CI run of 2026-12-02)."""
     earlier = []
     for i in range(tries):
+        if before_try:
+            before_try()
         g = GuestRun(argv, timeout=timeout, log_path="%s.%d" % (log_path, i), **kw).run()
         g.earlier = list(earlier)
         if g.outcome not in TEST_HOST_DEATHS:

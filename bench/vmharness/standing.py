@@ -356,13 +356,18 @@ def nullb_roles(entry):
 
 
 def nullb_rows(entries, jobs=NULLB_JOBS):
-    """Per job, the newest null_blk profile with ours and a peer paired
-    at least twice: [{job, entry, roles, iops: {role: ratio of ours to
-    it}, cpu: {role: mean VMM CPU us per request of its own}, cpu_r:
-    {role: ours / it, VMM's own CPU per request}, ours, died}]."""
+    """Per job and peer, the newest null_blk profile with ours and that
+    peer paired at least twice (ENTRIES come newest first); one row per
+    job and profile, holding the peers it is newest for: [{job, entry,
+    roles, iops: {role: ratio of ours to it}, cpu: {role: mean VMM CPU us
+    per request of its own}, cpu_r: {role: ours / it, VMM's own CPU per
+    request}, ours, died}]."""
     rows = []
     for job in jobs:
+        left = set(NULLB_PEERS)
         for e in entries:
+            if not left:
+                break
             if e["kind"] != "profile" or _backing(e) != "nullb":
                 continue
             roles = nullb_roles(e)
@@ -371,21 +376,21 @@ def nullb_rows(entries, jobs=NULLB_JOBS):
             runs = plan.load_runs(e["dir"])
             ours = roles["vmm"]
             iops = {r: _profile_pairs(runs, job, roles[r], ours, "iops")
-                    for r in NULLB_PEERS if r in roles}
+                    for r in NULLB_PEERS if r in roles and r in left}
             iops = {r: v for r, v in iops.items() if v["n"] >= 2}
             if not iops:
                 continue
+            left -= set(iops)
             cpu = {r: _mean(runs, job, roles[r], "cpu_us:vmm_own")
                    for r in ("vmm", "vmm-poll0", "qemu10", "qemu", "kvmtool") if r in roles}
             cpu_r = {r: _profile_pairs(runs, job, roles[r], ours, "cpu_us:vmm_own")
-                     for r in ("qemu10", "qemu", "kvmtool") if r in roles}
+                     for r in ("qemu10", "qemu", "kvmtool") if r in iops}
             ran = [x for x in runs if x["job"] == job]
             rows.append({"job": job, "entry": e, "roles": roles, "iops": iops,
                          "cpu": {r: v for r, v in cpu.items() if v is not None},
                          "cpu_r": {r: v for r, v in cpu_r.items() if v["n"] >= 2},
                          "ours": _mean(runs, job, ours, "iops"),
                          "died": (sum(1 for x in ran if "fio" not in x), len(ran))})
-            break
     return rows
 
 
@@ -398,25 +403,26 @@ def nullb_section(entries):
     if not rows:
         return []
     peers = [r for r in NULLB_PEERS if any(r in row["iops"] for row in rows)]
+    cpu_roles = [r for r in ("vmm", "vmm-poll0", "qemu10", "qemu", "kvmtool")
+                 if any(r in row["cpu"] for row in rows)]
     out = ["The data disk is a null_blk device in the test host (memory-backed, "
            "completion after 10 us by a timer, 512-byte blocks unless the command "
            "says otherwise), opened with O_DIRECT by every VMM: ours through "
            "io_uring, QEMU with cache=none,aio=io_uring; \"the test host's fio\" "
            "is the same job run on the same device without a VM, the physical limit.  "
            "CPU: the VMM process's CPU time over the measured phase less its vCPUs' "
-           "time in the guest (guest_time), per request.", "",
+           "time in the guest (guest_time), per request.  Per job and peer, the "
+           "newest profile that paired them: a job has one row per such profile.", "",
            "| job | ours IOPS | %s | VMM's own CPU us per request: %s | data |" % (
                " | ".join("ours / %s, IOPS (95%% CI, pairs)" % _title(p) for p in peers),
-               ", ".join(_title(r) for r in ("vmm", "vmm-poll0", "qemu10", "qemu", "kvmtool")
-                         if any(r in row["cpu"] for row in rows))),
+               ", ".join(_title(r) for r in cpu_roles)),
            "|---|---:|" + "---|" * len(peers) + "---|---|"]
     for row in rows:
         cells = []
         for p in peers:
             r = row["iops"].get(p)
             cells.append("**%s** %s, %d" % (fmt_ratio(r), verdict(r), r["n"]) if r else "-")
-        cpu = ", ".join("%.1f" % row["cpu"][r] for r in ("vmm", "vmm-poll0", "qemu10", "qemu",
-                                                         "kvmtool") if r in row["cpu"])
+        cpu = ", ".join("%.1f" % row["cpu"][r] if r in row["cpu"] else "-" for r in cpu_roles)
         out.append("| %s | %.0f | %s | %s | %s |" % (row["job"], row["ours"], " | ".join(cells),
                                                      cpu or "-", row["entry"]["name"]))
     out.append("")

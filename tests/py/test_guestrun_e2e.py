@@ -65,6 +65,25 @@ def test_retries_are_recorded(tmp_path, monkeypatch):
     assert len(guestrun.RETRIED) == 3
 
 
+def test_before_try_empties_what_a_dead_try_saw(tmp_path, monkeypatch):
+    monkeypatch.setattr(guestrun, "RETRIED", [])
+    # The first try sees "STEP" and dies (a stall); the second sees
+    # "STEP" and ends clean: only the second's line is left.
+    script = ('n=$(cat %s/n 2>/dev/null || echo 0); echo $((n + 1)) >%s/n; echo "STEP $n"; '
+              '[ $n -ge 1 ] && exit 0; echo "rcu: INFO: rcu_sched detected stalls"; exec sleep 30'
+              % (tmp_path, tmp_path))
+    seen, calls = [], []
+
+    def before_try():
+        calls.append(len(seen))
+        seen.clear()
+    g = guestrun.run_with_retries(["sh", "-c", script], str(tmp_path / "g.log"), timeout=20,
+                                  on_line=lambda line, proc: seen.append(line),
+                                  before_try=before_try)
+    assert g.outcome == "clean" and len(g.earlier) == 1
+    assert calls == [0, 2] and seen == ["STEP 1"]
+
+
 def test_a_missing_kernel_fails_and_does_not_skip(monkeypatch, tmp_path):
     monkeypatch.setitem(paths.KERNELS, "small", {"bzImage": str(tmp_path / "nope")})
     with pytest.raises(pytest.fail.Exception, match="small kernel's bzImage is missing"):

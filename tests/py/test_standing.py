@@ -139,3 +139,39 @@ def test_null_blk_rows_take_the_headline_and_leave_tmpfs_rows_apart(tmp_path):
     heads = [(h["where"], h["peer"]) for h in standing.headline_rows(root)]
     assert heads == [("x86-64, null_blk", "the test host's fio"),
                      ("x86-64, null_blk", "QEMU 10.0"), ("x86-64, null_blk", "QEMU 7.2")]
+
+
+def test_null_blk_takes_each_peer_from_the_newest_profile_that_paired_it(tmp_path):
+    """A newer null_blk profile with QEMU 7.2 only replaces the older one's
+    QEMU 7.2 figures and leaves its host fio figures standing: one row
+    per job and profile, "-" where that profile is not the newest for a
+    peer."""
+    root = str(tmp_path)
+
+    def runs(peers):
+        out = []
+        for k in range(3):
+            for c, iops in peers + (("vmm", 2000),):
+                if c == "host":
+                    out.append({"config": "host", "job": "randread-4k", "repeat": k,
+                                "outcome": "clean", "fio": {"ios": 5000, "iops": iops,
+                                                            "lat_mean_us": 8.0}})
+                else:
+                    r = run(c, "randread-4k", k, iops)
+                    r["counters"]["threads"] = {"vcpu": {"run_ns": 6e6, "guest_ns": 5e6,
+                                                         "wait_ns": 0, "vcsw": 0, "ivcsw": 0}}
+                    out.append(r)
+        return out
+    profile_dir(root, "old", "2026-12-02 10:00:00 UTC", runs((("host", 4000), ("qemu", 800))),
+                command="bench/vmbench profile --backing nullb -c host -c qemu -c vmm "
+                "-j randread-4k")
+    profile_dir(root, "new", "2026-12-03 10:00:00 UTC", runs((("qemu", 1000),)),
+                command="bench/vmbench profile --backing nullb -c qemu -c vmm -j randread-4k")
+    text = "\n".join(standing.nullb_section(standing.scan(root)))
+    rows = [l for l in text.splitlines() if l.startswith("| randread-4k")]
+    assert len(rows) == 2, text
+    new, old = rows
+    assert "| new |" in new and "**2.00x" in new and "**0.50x" not in new
+    assert "| old |" in old and "**0.50x" in old and "**2.50x" not in old
+    heads = [(h["peer"], h["data"]) for h in standing.headline_rows(root)]
+    assert heads == [("QEMU 7.2", "new"), ("the test host's fio", "old")]

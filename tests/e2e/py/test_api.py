@@ -86,11 +86,19 @@ def trace_file(tmp_path):
     return open(os.path.join(d, "api-%s.console" % os.path.basename(str(tmp_path))), "w")
 
 
-def run(tmp_path, script, disk, steps, on_line=None):
+def run(tmp_path, script, disk, steps, on_line=None, before_try=None):
     """The guest running SCRIPT with DISK (its only disk: vda) and the socket; STEPS:
-    {step: f(sock)} run at each API-WAIT before the answer."""
+    {step: f(sock)} run at each API-WAIT before the answer; BEFORE_TRY()
+    before each try (run_with_retries)."""
     sock = str(tmp_path / "api.sock")
     errors = []
+
+    def fresh():
+        # What a try killed by the test host saw (its socket gone
+        # mid-step) is not the next try's error.
+        errors.clear()
+        if before_try:
+            before_try()
 
     trace = trace_file(tmp_path)
 
@@ -113,7 +121,8 @@ def run(tmp_path, script, disk, steps, on_line=None):
     argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
                              cmdlines.guest_cmdline(script=script, disk_serial="data"),
                              [disk], extra=["--api", sock])
-    g = guestlib.run(argv, tmp_path, timeout=600, on_line=lines, stdin=guestrun.ANSWER)
+    g = guestlib.run(argv, tmp_path, timeout=600, on_line=lines, stdin=guestrun.ANSWER,
+                     before_try=fresh)
     assert not errors, "\n".join(errors) + "\n" + g.tail()
     assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
     guestlib.ended_clean(g)
@@ -159,35 +168,52 @@ def test_stats_resize_pause(tmp_path):
         "sleep 0.1; i=$((i + 1)); done\n"
         + wait_step("pause") +
         "wait\n")
-    # A thread made before the guest (the console's reader must not
-    # make one, nor block): samples the device's count while fio runs.
-    start, done, stop = threading.Event(), threading.Event(), threading.Event()
-    during = []
     sock_path = str(tmp_path / "api.sock")
+    state = {}
 
-    bad = []
+    class Watcher:
+        """A thread made before each try's guest (the console's reader
+        must not make one, nor block): samples the device's count while
+        fio runs, and sends the bad clients once meanwhile."""
+        def __init__(self):
+            self.start, self.done, self.stop = threading.Event(), threading.Event(), threading.Event()
+            self.during, self.bad = [], []
+            self.thread = threading.Thread(target=self.watch, daemon=True)
+            self.thread.start()
 
-    def watch():
-        start.wait()
-        while not (done.is_set() or stop.is_set()):
-            try:
-                during.append(disk_total(sock_path)["completed"])
-                if len(during) == 2 and not done.is_set():
-                    bad.append(bad_clients(sock_path))
-            except Exception as e:  # the socket ended with the VMM
-                if len(during) == 2 and not bad:
-                    bad.append(["bad clients: %r" % e])
-            stop.wait(0.2)
+        def watch(self):
+            self.start.wait()
+            while not (self.done.is_set() or self.stop.is_set()):
+                try:
+                    self.during.append(disk_total(sock_path)["completed"])
+                    if len(self.during) == 2 and not self.done.is_set():
+                        self.bad.append(bad_clients(sock_path))
+                except Exception as e:  # the socket ended with the VMM
+                    if len(self.during) == 2 and not self.bad:
+                        self.bad.append(["bad clients: %r" % e])
+                self.stop.wait(0.2)
+
+        def end(self):
+            self.stop.set()
+            self.start.set()
+            self.thread.join()
+
+    watcher = []
+
+    def before_try():
+        # A try the test host killed leaves its disk written and grown,
+        # its watcher mid-sampling: each try starts from nothing.
+        if watcher:
+            watcher.pop().end()
+        guestlib.new_disk(img, 32)
+        state.clear()
+        watcher.append(Watcher())
 
     def on_line(line, sock):
         if line == "FIO-START":
-            start.set()
+            watcher[0].start.set()
         elif line.startswith("FIO-DONE"):
-            done.set()
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    state = {}
+            watcher[0].done.set()
 
     def at_stats(sock):
         state["stats"] = disk_total(sock)
@@ -206,11 +232,12 @@ def test_stats_resize_pause(tmp_path):
 
     try:
         g = run(tmp_path, script, disk,
-                {"stats": at_stats, "resize": at_resize, "pause": at_pause}, on_line)
+                {"stats": at_stats, "resize": at_resize, "pause": at_pause}, on_line,
+                before_try=before_try)
     finally:
-        stop.set()
-        start.set()
-        watcher.join()
+        if watcher:
+            watcher[0].end()
+    during, bad = watcher[0].during, watcher[0].bad
     assert field(g, "FIO-DONE") == ["rc=0"], g.tail()
     # Read while fio ran: the count moved between samples.
     assert len(set(during)) >= 2, "stats did not move while fio ran: %s" % during

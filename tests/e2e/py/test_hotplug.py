@@ -86,7 +86,12 @@ def test_attach_detach(tmp_path):
     argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
                              cmdlines.guest_cmdline(script=script, disk_serial="data"),
                              [guestlib.disk(img, "data")], extra=["--api", sock])
-    g = guestlib.run(argv, tmp_path, timeout=900, on_line=lines, stdin=guestrun.ANSWER)
+    def fresh():  # a try the test host killed counts for nothing
+        state.update({"counts": [], "names": [], "errors": [], "refusals": []})
+        state.pop("start", None)
+
+    g = guestlib.run(argv, tmp_path, timeout=900, on_line=lines, stdin=guestrun.ANSWER,
+                     before_try=fresh)
     assert not state["errors"], "\n".join(state["errors"]) + "\n" + g.tail()
     assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
     guestlib.ended_clean(g)
@@ -177,7 +182,8 @@ def test_detach_under_io(tmp_path):
     argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
                              cmdlines.guest_cmdline(script=IO_SCRIPT, disk_serial="data"),
                              [guestlib.disk(img, "data")], extra=["--api", sock])
-    g = guestlib.run(argv, tmp_path, timeout=600, on_line=step, stdin=guestrun.ANSWER)
+    g = guestlib.run(argv, tmp_path, timeout=600, on_line=step, stdin=guestrun.ANSWER,
+                     before_try=errors.clear)
     assert not errors, "\n".join(errors) + "\n" + g.tail()
     stuck = [line for line in g.lines if line.startswith("FIO-STUCK")]
     assert not stuck, "fio blocked after the detach: %s\n%s" % (stuck, "\n".join(g.lines[-120:]))

@@ -10,7 +10,6 @@ Stock kernel only: this is about the VMM's backend on the host side; the
 guest's driver is the same on both kernels (test_fio covers those)."""
 import glob
 import os
-import threading
 
 import pytest
 
@@ -58,7 +57,8 @@ def test_verify_on_nullblk_direct(tmp_path, bs):
             if len(seen) < 20:
                 seen.append(o_direct_fds(proc.pid, dev))
 
-        g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), on_line=on_line)
+        g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), on_line=on_line,
+                                      before_try=seen.clear)
         after = nullblk.io_counts(dev)
     finally:
         nullblk.remove(name)

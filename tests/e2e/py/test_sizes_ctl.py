@@ -114,7 +114,8 @@ def test_sizes_verify_with_ctl_on_one_disk(tmp_path, cpus):
                                  disks(tmp_path, dev, cpus), paths.VMM_BIN,
                                  extra=["--api", sock])
         g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), timeout=900,
-                                      on_line=on_line, stdin=guestrun.ANSWER)
+                                      on_line=on_line, stdin=guestrun.ANSWER,
+                                      before_try=lambda: (done.clear(), errors.clear()))
     finally:
         if dev:
             nullblk.remove("nullbsizesctl")
