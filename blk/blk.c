@@ -37,6 +37,7 @@ struct blk_dev {
 	struct blk_gate gate;
 	struct blk_limit limit;
 	bool paused;       /* blk_dev_pause_io, until blk_dev_resume_io */
+	bool failing;      /* blk_dev_fail_io: for good */
 };
 
 static void blk_dev_reset(void *impl);
@@ -529,7 +530,8 @@ static void blk_dev_wake(struct blk_dev *d)
 
 static void blk_gate_update(struct blk_dev *d)
 {
-	unsigned int g = (d->paused ? BLK_GATE_HELD : 0) |
+	unsigned int g = (d->failing ? BLK_GATE_FAILING : 0) |
+			 (d->paused ? BLK_GATE_HELD : 0) |
 			 (d->limit.iops || d->limit.bw ? BLK_GATE_LIMITED : 0);
 
 	__atomic_store_n(&d->gate.active, g, __ATOMIC_RELEASE);
@@ -611,6 +613,27 @@ void blk_dev_resume_io(struct blk_dev *d)
 bool blk_dev_paused(const struct blk_dev *d)
 {
 	return d->paused;
+}
+
+void blk_dev_fail_io(struct blk_dev *d)
+{
+	d->failing = true;
+	blk_gate_update(d);
+}
+
+bool blk_dev_rings_idle(struct blk_dev *d)
+{
+	bool idle = true;
+
+	for (unsigned int i = 0; i < d->nq && idle; i++) {
+		struct blk_queue *q = &d->q[i];
+
+		pthread_mutex_lock(&q->lock);
+		if (blk_queue_serving(q))
+			idle = virtq_driver_idle(&q->vq);
+		pthread_mutex_unlock(&q->lock);
+	}
+	return idle;
 }
 
 void blk_dev_set_sync(struct blk_dev *d)

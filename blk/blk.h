@@ -154,6 +154,15 @@ int blk_dev_pause_io(struct blk_dev *d, unsigned int timeout_ms);
 void blk_dev_resume_io(struct blk_dev *d);
 bool blk_dev_paused(const struct blk_dev *d);
 
+/* For a disk about to be removed by force: from now on every request,
+ * those waiting on a pause or a limit too, is answered IOERR at once
+ * without reaching the backend; what the backend has completes as
+ * usual.  For good (a reset does not end it). */
+void blk_dev_fail_io(struct blk_dev *d);
+/* Every serving queue's ring is idle as its driver sees it: each
+ * request made available has been answered. */
+bool blk_dev_rings_idle(struct blk_dev *d);
+
 /* Change the capacity to bytes (a multiple of 512): a file grows
  * (ftruncate) or, with shrink, shrinks; a RAM disk grows within the
  * address space kept for it.  A shrink pauses the queues (as

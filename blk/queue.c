@@ -254,6 +254,8 @@ static __attribute__((noinline)) bool blk_queue_gate_open(struct blk_queue *q,
 {
 	uint64_t w, wb;
 
+	if (g & BLK_GATE_FAILING)
+		return true; /* blk_queue_one answers it */
 	if (g & BLK_GATE_HELD) {
 		q->gated = true;
 		q->gate_wait_ns = UINT64_MAX;
@@ -317,6 +319,12 @@ blk_queue_one(struct blk_queue *q)
 	t_pop = lat ? lat_now() : 0;
 	r = &q->reqs[head];
 	parsed = blk_queue_parse(q, head, r);
+	if (__builtin_expect(g & BLK_GATE_FAILING, 0)) {
+		if (parsed)
+			blk_queue_complete(q, head, blk_req_finish(
+				r, VIRTIO_BLK_S_IOERR));
+		return 1;
+	}
 	if (__builtin_expect(g & BLK_GATE_LIMITED, 0))
 		blk_queue_gate_take(q, r, parsed, now);
 	if (!parsed)

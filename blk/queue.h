@@ -20,6 +20,7 @@ enum blk_qstate { BLK_Q_IDLE, BLK_Q_STARTING, BLK_Q_RUNNING, BLK_Q_EXIT };
  * every pop: 0 on a disk nobody paused or limited. */
 #define BLK_GATE_HELD 1u    /* paused: pop nothing */
 #define BLK_GATE_LIMITED 2u /* a rate limit: pop when the buckets allow */
+#define BLK_GATE_FAILING 4u /* forced removal: answer all IOERR, at once */
 struct blk_gate {
 	unsigned int active; /* atomic: BLK_GATE_* bits */
 	struct throttle_bucket ops, bytes;

@@ -390,6 +390,12 @@ bool virtq_avail_pending(const struct virtq *vq)
 	       vq->last_avail;
 }
 
+bool virtq_driver_idle(const struct virtq *vq)
+{
+	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) ==
+	       __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
+}
+
 bool virtq_enable_kick(struct virtq *vq)
 {
 	if (vq->event_idx)

@@ -120,6 +120,9 @@ void virtq_disable_kick(struct virtq *vq);
 
 /* The driver has made buffers available that we have not popped. */
 bool virtq_avail_pending(const struct virtq *vq);
+/* From any thread: every buffer the driver made available has been
+ * published as used (avail->idx == used->idx), as the driver sees it. */
+bool virtq_driver_idle(const struct virtq *vq);
 
 /* Bytes of guest memory the three rings occupy, for a given size. */
 uint64_t virtq_desc_bytes(uint16_t size);

@@ -17,6 +17,10 @@
 #include "vmm/machine.h"
 
 #define DETACH_POLL_MS 10
+/* --force: how long the rings must stay answered before the device
+ * goes, and the most it waits for that. */
+#define FORCE_SETTLE_MS 100
+#define FORCE_WAIT_MS 2000
 #define HP_OFF_GRACE_MS 3000 /* pciehp's own wait after power-off: 1 s */
 
 struct hp_slot {
@@ -257,6 +261,26 @@ static bool hp_wait_release(struct hotplug *h, struct hp_slot *s)
 	return true;
 }
 
+/* --force, before the device goes: every request the guest has made or
+ * makes is answered IOERR (in-flight ones complete as they do), until
+ * its rings have stayed answered FORCE_SETTLE_MS (the guest's users of
+ * the disk have seen their errors and stopped) or FORCE_WAIT_MS have
+ * passed.  What a Linux guest would wait for at the removal is then
+ * answered already: 6.1's virtio_blk, removed with requests it still
+ * has, waits for them for good (del_gendisk after virtio_break_device). */
+static void hp_fail_and_settle(struct hotplug *h, struct hp_slot *s)
+{
+	unsigned int waited = 0, idle = 0;
+
+	blk_dev_fail_io(s->disk->blk);
+	while (idle < FORCE_SETTLE_MS && waited < FORCE_WAIT_MS &&
+	       !machine_exiting(h->m)) {
+		hp_sleep_ms(DETACH_POLL_MS);
+		waited += DETACH_POLL_MS;
+		idle = blk_dev_rings_idle(s->disk->blk) ? idle + DETACH_POLL_MS : 0;
+	}
+}
+
 static int hp_do_detach(struct hotplug *h)
 {
 	struct hp_slot *s = NULL;
@@ -275,6 +299,8 @@ static int hp_do_detach(struct hotplug *h)
 			 "removes it)", s->name, h->timeout_ms);
 		return -ETIMEDOUT;
 	}
+	if (h->force)
+		hp_fail_and_settle(h, s);
 	/* Its queues stopped first (in-flight requests complete and are
 	 * published while the guest still has the device), then out of
 	 * the guest's reach, then freed. */

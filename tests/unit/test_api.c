@@ -735,6 +735,41 @@ static void test_pause(void **state)
 	assert_int_equal(wait_used(&f->q[0][0]), head);
 }
 
+/* A forced removal's first step: a request held by a pause and one
+ * made after are both answered IOERR without the backend (the file is
+ * untouched), the rings are idle after, and the other disk goes on. */
+static void test_fail_io(void **state)
+{
+	struct fx *f = *state;
+	struct blkdrv_q *q = &f->q[1][0];
+	struct drv_buf b = { f->buf, 4096, false };
+	char data[4096];
+	int head, fd;
+
+	fx_start(f);
+	assert_true(blk_dev_rings_idle(f->d[1]));
+	memset(fakemem_hva(&f->fm, f->buf), 0x5a, 4096);
+	assert_int_equal(blk_dev_pause_io(f->d[1], 1000), 0);
+	head = blkdrv_add(q, VIRTIO_BLK_T_OUT, 0, &b, 1, false);
+	assert_true(head >= 0);
+	blkdrv_kick(q);
+	no_used(q, 100);
+	assert_false(blk_dev_rings_idle(f->d[1]));
+	blk_dev_fail_io(f->d[1]);
+	assert_int_equal(wait_used(q), head);
+	assert_int_equal(blkdrv_status(q, (uint16_t)head), VIRTIO_BLK_S_IOERR);
+	assert_true(blk_dev_rings_idle(f->d[1]));
+	assert_int_equal(io(f, 1, 1, VIRTIO_BLK_T_OUT, 8, 4096), VIRTIO_BLK_S_IOERR);
+	assert_int_equal(io(f, 1, 1, VIRTIO_BLK_T_IN, 8, 4096), VIRTIO_BLK_S_IOERR);
+	assert_true(blk_dev_rings_idle(f->d[1]));
+	fd = open(f->path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	close(fd);
+	assert_int_equal(data[0], 0); /* the held write never reached it */
+	assert_int_equal(io(f, 0, 0, VIRTIO_BLK_T_OUT, 0, 4096), 0);
+}
+
 /* ---- the socket --------------------------------------------------------- */
 
 static int dial(const char *path)
@@ -1345,6 +1380,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limit_charges, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fail_io, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_answer_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause_stream, setup, teardown),
