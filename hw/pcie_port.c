@@ -262,21 +262,50 @@ bool pcie_port_bus_cfg(struct pcie_port *p, unsigned int bus,
 	return true;
 }
 
+/* addr is inside the memory window the guest gave the port (memory
+ * space enabled). */
+static bool in_window(struct pcie_port *p, uint64_t addr)
+{
+	uint64_t base, limit;
+	bool in;
+
+	pthread_mutex_lock(&p->lock);
+	base = (uint64_t)(reg16(p, PCI_MEMORY_BASE) & 0xfff0) << 16;
+	limit = (uint64_t)(reg16(p, PCI_MEMORY_LIMIT) & 0xfff0) << 16 | 0xfffff;
+	in = (reg16(p, PCI_COMMAND) & PCI_COMMAND_MEMORY) && base <= addr &&
+	     addr <= limit;
+	pthread_mutex_unlock(&p->lock);
+	return in;
+}
+
 /* An MMIO or port access the bus offers the port: the device in the
- * slot decodes it while the slot is powered. */
+ * slot decodes it while the slot is powered.  A memory access inside the
+ * port's window that no device decodes (the slot empty or off) reads 0
+ * and its write is dropped, as QEMU's unassigned memory does, not all
+ * ones: Linux 6.1's virtio-pci, removing a device after a surprise
+ * removal, polls its status register until it reads 0 (vp_reset in
+ * drivers/virtio/virtio_pci_modern.c) and would spin on all ones for
+ * good. */
 static bool child_access(struct pcie_port *p, bool pio, uint64_t addr,
 			 uint8_t *data, unsigned int size, bool write)
 {
 	bool hit = false;
 
-	if (!__atomic_load_n(&p->on, __ATOMIC_ACQUIRE))
-		return false;
-	pthread_rwlock_rdlock(&p->child_lock);
-	if (p->child_ops && !pio)
-		hit = p->child_ops->mmio(p->child, addr, data, size, write);
-	else if (p->child_ops && p->child_ops->pio)
-		hit = p->child_ops->pio(p->child, addr, data, size, write);
-	pthread_rwlock_unlock(&p->child_lock);
+	if (__atomic_load_n(&p->on, __ATOMIC_ACQUIRE)) {
+		pthread_rwlock_rdlock(&p->child_lock);
+		if (p->child_ops && !pio)
+			hit = p->child_ops->mmio(p->child, addr, data, size,
+						 write);
+		else if (p->child_ops && p->child_ops->pio)
+			hit = p->child_ops->pio(p->child, addr, data, size,
+						write);
+		pthread_rwlock_unlock(&p->child_lock);
+	}
+	if (!hit && !pio && in_window(p, addr)) {
+		if (!write)
+			memset(data, 0, size);
+		hit = true;
+	}
 	return hit;
 }
 

@@ -134,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						len, kind == 5);
 			break;
 		case 6:
-			switch (a[1] % 3) {
+			switch (a[1] % 4) {
 			case 0: {
 				int r = pcie_port_plug(&s.port, &child_ops, &child);
 
@@ -147,6 +147,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 				CHECK(d == (plugged ? (void *)&child : NULL));
 				plugged = false;
+				break;
+			}
+			case 2: { /* MMIO near and in the window the guest set */
+				uint64_t addr = FZ_MEM - 0x1000 +
+						((uint64_t)a[2] << 16 | a[3] << 8 | a[4]) * 16;
+
+				memset(buf, 0xa5, sizeof(buf));
+				/* Nothing behind decodes (child_mmio): taken
+				 * only by the window, which reads 0. */
+				if (pcie_port_pci_ops.mmio(&s.port, addr, buf, len,
+							   false))
+					CHECK(!buf[0] && !buf[len - 1]);
 				break;
 			}
 			default:

@@ -302,6 +302,18 @@ static void test_power_gates_the_slot(void **state)
 	wr(EXP(PCI_EXP_SLTCTL), 2, 0);
 	pcie_port_unplug(&port);
 	assert_false(pci_host_mmio(&h, WIN + 4, &d, 1, false));
+	/* With memory space on, the window with nothing decoding it reads
+	 * 0 and drops writes (a surprise removal's vp_reset ends); the
+	 * device behind is not reached, an address outside is not taken. */
+	wr(PCI_COMMAND, 2, PCI_COMMAND_MEMORY);
+	d = 0xaa;
+	assert_true(pci_host_mmio(&h, WIN + 4, &d, 1, false));
+	assert_int_equal(d, 0);
+	assert_true(pci_host_mmio(&h, WIN + 4, &d, 1, true));
+	assert_false(pci_host_mmio(&h, WIN - 4, &d, 1, false));
+	assert_int_equal(child.mmio, 1);
+	wr(PCI_COMMAND, 2, 0);
+	assert_false(pci_host_mmio(&h, WIN + 4, &d, 1, false));
 	/* Secondary bus 0 (the guest's garbage) routes nothing. */
 	wr(PCI_SECONDARY_BUS, 1, 0);
 	assert_false(pcie_port_bus_cfg(&port, 0, 0, 0, b, 2, false));
