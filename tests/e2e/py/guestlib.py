@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -158,6 +159,20 @@ def ctl(sock, *args, ok=True, timeout=120):
         return out.returncode, out.stderr
     assert out.returncode == 0, "vmm ctl %s: %s%s" % (" ".join(args), out.stdout, out.stderr)
     return json.loads(out.stdout)["return"]
+
+
+def console_trace(tmp_path):
+    """f(line): the console as it comes, line by line with a time, kept
+    where it outlives the test host (beside VMH_PYTEST_RECORD's file)
+    when there is such a place: what a guest that never ends said."""
+    rec = os.environ.get("VMH_PYTEST_RECORD")
+    d = os.path.dirname(rec) if rec else str(tmp_path)
+    f = open(os.path.join(d, "console-%s.log" % os.path.basename(str(tmp_path))), "a")
+
+    def write(line):
+        f.write("%.3f %s\n" % (time.monotonic(), line))
+        f.flush()
+    return write
 
 
 def wait_step(name):

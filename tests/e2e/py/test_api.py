@@ -22,7 +22,6 @@ import os
 import shutil
 import socket
 import threading
-import time
 
 import guestlib
 from guestlib import ctl, field, wait_step
@@ -78,14 +77,6 @@ def bad_clients(sock):
     return wrong
 
 
-def trace_file(tmp_path):
-    """The console as it comes, line by line, where it outlives the test
-    host (beside VMH_PYTEST_RECORD's file) when there is such a place."""
-    rec = os.environ.get("VMH_PYTEST_RECORD")
-    d = os.path.dirname(rec) if rec else str(tmp_path)
-    return open(os.path.join(d, "api-%s.console" % os.path.basename(str(tmp_path))), "w")
-
-
 def run(tmp_path, script, disk, steps, on_line=None, before_try=None):
     """The guest running SCRIPT with DISK (its only disk: vda) and the socket; STEPS:
     {step: f(sock)} run at each API-WAIT before the answer; BEFORE_TRY()
@@ -100,13 +91,12 @@ def run(tmp_path, script, disk, steps, on_line=None, before_try=None):
         if before_try:
             before_try()
 
-    trace = trace_file(tmp_path)
+    trace = guestlib.console_trace(tmp_path)
 
     def lines(line, proc):
         # Called by the console's reader: never raises (the guest would
         # block on its console), errors are reported after the run.
-        trace.write("%.3f %s\n" % (time.monotonic(), line))
-        trace.flush()
+        trace(line)
         w = line.split()
         try:
             if on_line:

@@ -162,7 +162,10 @@ def test_detach_under_io(tmp_path):
     sock = str(tmp_path / "api.sock")
     errors = []
 
+    trace = guestlib.console_trace(tmp_path)
+
     def step(line, proc):
+        trace(line)
         w = line.split()
         if len(w) != 2 or w[0] != "API-WAIT":
             return
