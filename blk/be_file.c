@@ -59,6 +59,13 @@ struct blk_backend {
 	int wz_unmap_mode; /* WRITE_ZEROES, unmap set */
 	bool sync_rw;      /* IN/OUT served in submit(): see probe_sync_rw() */
 	bool sync_all;     /* engine=sync, or no io_uring: no ring at all */
+	/* A block device's queue/nr_requests (0: a file, or unknown): the
+	 * most requests a queue has in flight.  Past the device's tags a
+	 * non-blocking submit gets EAGAIN and io_uring hands the request to
+	 * an io-wq worker, a thread switch per request (seen on null_blk
+	 * with 64 tags under a guest with deep queues); the requests beyond
+	 * wait in the guest's ring instead. */
+	unsigned int max_inflight;
 };
 
 struct blk_bq {
@@ -379,6 +386,13 @@ static int file_open(const struct blk_opts *o, struct blk_backend **out,
 	b->fd = fd;
 	b->size = size;
 	b->bdev = S_ISBLK(st.st_mode);
+	if (b->bdev) {
+		uint64_t nr = 0;
+
+		if (read_queue_attr(st.st_rdev, "nr_requests", &nr) &&
+		    nr <= 32768)
+			b->max_inflight = (unsigned int)nr;
+	}
 	if (!o->ro && S_ISBLK(st.st_mode))
 		probe_bdev(b, st.st_rdev);
 	else if (!o->ro)
@@ -454,7 +468,8 @@ static int file_queue_open(struct blk_backend *b, unsigned int depth,
 	q->b = b;
 	q->sync_rw = b->sync_rw || b->sync_all;
 	q->sync_all = b->sync_all;
-	q->depth = depth;
+	q->depth = b->max_inflight && b->max_inflight < depth ?
+		   b->max_inflight : depth;
 	q->wflags = write_through ? RWF_DSYNC : 0;
 	if (q->sync_all) {
 		q->efd = -1;

@@ -706,6 +706,52 @@ static void test_eagain(void **state)
 	}
 }
 
+/* A block device's queue takes no more in flight than the device's
+ * nr_requests, so that io_uring never meets a device out of tags (and
+ * hands the request to an io-wq thread): past it, -EAGAIN, and the
+ * request waits in the guest's ring.  The loop device is set to 8. */
+static void test_depth_follows_the_device(void **state)
+{
+	struct t *t = *state;
+	struct blk_req reqs[9], *done[9];
+	struct iovec iov[9];
+	char attr[PATH_MAX];
+	unsigned int got = 0;
+	FILE *f;
+
+	if (!cfg->bdev || cfg->engine == BLK_ENGINE_SYNC)
+		skip();
+	snprintf(attr, sizeof(attr), "/sys/block/%s/queue/nr_requests",
+		 strrchr(t->path, '/') + 1);
+	f = fopen(attr, "w");
+	assert_non_null(f);
+	assert_true(fprintf(f, "8\n") > 0);
+	assert_int_equal(fclose(f), 0);
+	open_rw(state, 32, false);
+	for (unsigned int i = 0; i < 9; i++) {
+		iov[i] = (struct iovec){ t->rbuf + i * 4096, 4096 };
+		req_set(&reqs[i], VIRTIO_BLK_T_IN, i * 8, 4096, &iov[i], 1);
+	}
+	for (unsigned int i = 0; i < 8; i++)
+		assert_int_equal(cfg->ops->submit(t->q, &reqs[i]), 0);
+	assert_int_equal(cfg->ops->submit(t->q, &reqs[8]), -EAGAIN);
+	cfg->ops->kick(t->q);
+	while (got < 8) {
+		unsigned int k = cfg->ops->reap(t->q, done + got, 9 - got);
+
+		if (!k)
+			wait_cq(t);
+		got += k;
+	}
+	for (unsigned int i = 0; i < 8; i++)
+		assert_int_equal(reqs[i].result, VIRTIO_BLK_S_OK);
+	assert_int_equal(cfg->ops->submit(t->q, &reqs[8]), 0);
+	cfg->ops->kick(t->q);
+	while (!cfg->ops->reap(t->q, done, 1))
+		wait_cq(t);
+	assert_int_equal(reqs[8].result, VIRTIO_BLK_S_OK);
+}
+
 /* queue_close() with requests in flight waits for them. */
 static void test_close_inflight(void **state)
 {
@@ -1249,6 +1295,7 @@ int main(int argc, char **argv)
 		T(test_flush),         T(test_write_through),
 		T(test_discard),       T(test_write_zeroes),
 		T(test_many_inflight), T(test_eagain),
+		T(test_depth_follows_the_device),
 		T(test_close_inflight), T(test_wait_fd),
 		T(test_rw_path),       T(test_fixed_buffers),
 		T(test_multiqueue),    T(test_truncated),
