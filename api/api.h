@@ -10,7 +10,11 @@
  *
  * Commands (DISK: "vda", "vdb", ... or its index; left out: every disk):
  *   info                      vCPUs, memory, disks and their settings,
- *                             features the guest accepted, state
+ *                             features the guest accepted, state;
+ *                             active_queues: those the guest's driver
+ *                             has set up (0 before, and after it let the
+ *                             device go: its driver unbound, or the
+ *                             device removed on its side)
  *   stats [disk] [reset]      per disk and queue: counters and latency
  *                             breakdown since start or the last reset
  *   latency on                keep the latency breakdown (or off)

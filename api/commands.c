@@ -206,6 +206,8 @@ static int cmd_info(struct call *c)
 				       limit_json(&l) : NULL);
 		json_object_object_add(d, "paused",
 				       json_object_new_boolean(blk_dev_paused(ad->blk)));
+		json_put_u64(d, "active_queues",
+			     blk_dev_serving_queues(ad->blk));
 		json_object_object_add(d, "latency",
 				       json_object_new_boolean(blk_dev_latency_kept(ad->blk)));
 		json_object_array_add(disks, d);

@@ -621,6 +621,18 @@ void blk_dev_fail_io(struct blk_dev *d)
 	blk_gate_update(d);
 }
 
+unsigned int blk_dev_serving_queues(struct blk_dev *d)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < d->nq; i++) {
+		pthread_mutex_lock(&d->q[i].lock);
+		n += blk_queue_serving(&d->q[i]);
+		pthread_mutex_unlock(&d->q[i].lock);
+	}
+	return n;
+}
+
 bool blk_dev_rings_idle(struct blk_dev *d)
 {
 	bool idle = true;

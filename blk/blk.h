@@ -159,6 +159,10 @@ bool blk_dev_paused(const struct blk_dev *d);
  * without reaching the backend; what the backend has completes as
  * usual.  For good (a reset does not end it). */
 void blk_dev_fail_io(struct blk_dev *d);
+/* Queues serving the guest's rings now: 0 until the guest's driver has
+ * set the device up, and again once it has reset it (its driver
+ * unbound, the device removed on the guest's side). */
+unsigned int blk_dev_serving_queues(struct blk_dev *d);
 /* Every serving queue's ring is idle as its driver sees it: each
  * request made available has been answered. */
 bool blk_dev_rings_idle(struct blk_dev *d);

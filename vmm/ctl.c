@@ -137,10 +137,11 @@ static void print_info(struct json_object *r)
 		struct json_object *f, *l, *b;
 		const char *path = json_get_str(d, "path");
 
-		printf("%s  %s  %llu bytes  %llu queues%s%s%s\n",
+		printf("%s  %s  %llu bytes  %llu queues (%llu active)%s%s%s\n",
 		       json_get_str(d, "name"), path ? path : "ram",
 		       (unsigned long long)json_get_u64(d, "size"),
 		       (unsigned long long)json_get_u64(d, "queues"),
+		       (unsigned long long)json_get_u64(d, "active_queues"),
 		       json_object_object_get_ex(d, "ro", &b) &&
 				       json_object_get_boolean(b) ? "  ro" : "",
 		       json_object_object_get_ex(d, "paused", &b) &&

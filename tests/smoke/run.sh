@@ -403,7 +403,7 @@ hotplug_case() {
 	start=$(hp_counts $pid)
 	[ -z "$why" ] && [ "$(hctl attach ram:16M)" != vdb ] && why="attach ram"
 	[ -z "$why" ] && [ "$(hctl attach "$OUT/hp.img,queues=2")" != vdc ] && why="attach file"
-	[ -z "$why" ] && ! hctl info | grep -q "^vdc  $OUT/hp.img  16777216 bytes  2 queues" &&
+	[ -z "$why" ] && ! hctl info | grep -q "^vdc  $OUT/hp.img  16777216 bytes  2 queues (0 active)" &&
 		why="info: $(hctl info | tail -2)"
 	[ -z "$why" ] && [ -n "$(hp_unfiltered $pid)" ] && why="unfiltered: $(hp_unfiltered $pid)"
 	# The attached disk takes every other command as a launch disk does.

@@ -294,6 +294,18 @@ static void test_info(void **state)
 				JSON_C_TO_STRING_PLAIN), "[\"flush\",\"version_1\"]");
 	assert_true(json_object_object_get_ex(d, "limit", &v));
 	assert_null(v);
+	/* Queues the driver has set up: none yet, both, none after its
+	 * reset (a guest that let the device go). */
+	assert_int_equal(u64_at(r, "disks.1.active_queues"), 0);
+	json_object_put(r);
+	fx_start(f);
+	r = ok(f, "{\"execute\": \"info\"}");
+	assert_int_equal(u64_at(r, "disks.0.active_queues"), 2);
+	assert_int_equal(u64_at(r, "disks.1.active_queues"), 2);
+	json_object_put(r);
+	fx_deactivate(f);
+	r = ok(f, "{\"execute\": \"info\"}");
+	assert_int_equal(u64_at(r, "disks.1.active_queues"), 0);
 	json_object_put(r);
 }
 

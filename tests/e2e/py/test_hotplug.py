@@ -197,3 +197,69 @@ def test_detach_under_io(tmp_path):
     out = "\n".join(g.lines)
     for word in ("Oops", "BUG:", "WARNING:", "hung_task", "blocked for more than"):
         assert word not in out, "%s in the guest's log\n%s" % (word, g.tail())
+
+
+# The guest lets an attached disk go on its own (sysfs remove of its PCI
+# function) and takes it back (rescan); the VMM's `info` says so each
+# time (active_queues 0, then 1), and the disk stays attached throughout.
+RESCAN_SCRIPT = (
+    wait_step("attach") +
+    "n=0; while [ ! -b /dev/vdb ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done\n"
+    "p=$(readlink -f /sys/block/vdb/device/..)\n"
+    'echo "FUNCTION ${p##*/}"\n'
+    "echo 1 > $p/remove\n"
+    "n=0; while [ -e /sys/block/vdb ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done\n"
+    '[ -e /sys/block/vdb ] && echo "STILL-removed" || echo "GONE-removed"\n'
+    + wait_step("removed") +
+    "echo 1 > /sys/bus/pci/rescan\n"
+    "n=0; while [ ! -b /dev/vdb ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done\n"
+    "dd if=/dev/vdb of=/dev/null bs=64k count=16 iflag=direct 2>/dev/null; echo \"READ rc=$?\"\n"
+    + wait_step("rescanned") + wait_step("detach") +
+    "n=0; while [ -e /sys/block/vdb ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done\n"
+    '[ -e /sys/block/vdb ] && echo "STILL-detached" || echo "GONE-detached"\n')
+
+
+def test_guest_remove_and_rescan(tmp_path):
+    sock = str(tmp_path / "api.sock")
+    seen, errors = {}, []
+
+    def active(name="vdb"):
+        d = [d for d in ctl(sock, "info")["disks"] if d["name"] == name]
+        return d[0]["active_queues"] if d else None
+
+    def step(line, proc):
+        w = line.split()
+        if len(w) != 2 or w[0] != "API-WAIT":
+            return
+        try:
+            if w[1] == "attach":
+                ctl(sock, "attach", "ram:64M")
+            elif w[1] == "detach":
+                ctl(sock, "detach", "vdb")
+            else:
+                # The guest's reset reaches the device from its vCPU
+                # before the guest goes on: no wait needed.
+                seen[w[1]] = active()
+        except Exception as e:
+            errors.append("%s: %r" % (line, e))
+        guestrun.answer(proc, "go")
+
+    def fresh():
+        seen.clear()
+        errors.clear()
+
+    img = guestlib.new_disk(tmp_path / "data.img", 16)
+    argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
+                             cmdlines.guest_cmdline(script=RESCAN_SCRIPT, disk_serial="data"),
+                             [guestlib.disk(img, "data")], extra=["--api", sock])
+    g = guestlib.run(argv, tmp_path, timeout=300, on_line=step, stdin=guestrun.ANSWER,
+                     before_try=fresh)
+    assert not errors, "\n".join(errors) + "\n" + g.tail()
+    assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
+    guestlib.ended_clean(g)
+    assert "GONE-removed" in g.lines, g.tail()
+    assert field(g, "READ") == ["rc=0"], g.tail()
+    assert "GONE-detached" in g.lines, g.tail()
+    # Removed on the guest's side: still attached, no queue in use; back
+    # after the rescan with its one queue.
+    assert seen == {"removed": 0, "rescanned": 1}, (seen, g.tail())
