@@ -69,6 +69,11 @@ struct t {
 	struct gmem mem;
 	uint8_t *mapped; /* MAPPED bytes of its own mapping, in mem too */
 	struct iovec iov[2][16];
+	/* A loop device's queue/nr_requests a test changed, and its value
+	 * before: teardown puts it back (the next test may get the same
+	 * loop device). */
+	char nr_requests[PATH_MAX];
+	unsigned int nr_requests_was;
 };
 
 #define MAPPED 8192u
@@ -203,6 +208,13 @@ static int teardown(void **state)
 		cfg->ops->queue_close(t->q);
 	if (t->b)
 		cfg->ops->close(t->b);
+	if (t->nr_requests[0]) {
+		FILE *f = fopen(t->nr_requests, "w");
+
+		assert_non_null(f);
+		fprintf(f, "%u\n", t->nr_requests_was);
+		assert_int_equal(fclose(f), 0);
+	}
 	if (t->loop_fd >= 0)
 		close(t->loop_fd);
 	if (t->backing[0])
@@ -715,15 +727,18 @@ static void test_depth_follows_the_device(void **state)
 	struct t *t = *state;
 	struct blk_req reqs[9], *done[9];
 	struct iovec iov[9];
-	char attr[PATH_MAX];
 	unsigned int got = 0;
 	FILE *f;
 
 	if (!cfg->bdev || cfg->engine == BLK_ENGINE_SYNC)
 		skip();
-	snprintf(attr, sizeof(attr), "/sys/block/%s/queue/nr_requests",
-		 strrchr(t->path, '/') + 1);
-	f = fopen(attr, "w");
+	snprintf(t->nr_requests, sizeof(t->nr_requests),
+		 "/sys/block/%s/queue/nr_requests", strrchr(t->path, '/') + 1);
+	f = fopen(t->nr_requests, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%u", &t->nr_requests_was), 1);
+	fclose(f);
+	f = fopen(t->nr_requests, "w");
 	assert_non_null(f);
 	assert_true(fprintf(f, "8\n") > 0);
 	assert_int_equal(fclose(f), 0);
