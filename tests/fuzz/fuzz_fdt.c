@@ -45,6 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.initrd_end = fz_get(&p, end, 8);
 	len = 16 * (size_t)(fz_get(&p, end, 2) % 4096);
 	pat = (uint8_t)fz_get(&p, end, 1);
+	/* up to one bus past the ECAM window: refused */
+	c.pci_last_bus = pat % (ARM64_PCI_ECAM_BUSES + 1);
 	for (unsigned int i = 0; i < ARM64_FDT_MAX_CPUS; i++)
 		c.mpidr[i] = (uint64_t)(pat * i) << (pat & 0x18);
 	bootlen = (size_t)(end - p);

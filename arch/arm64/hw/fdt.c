@@ -168,17 +168,21 @@ static int fdt_pci_intx(void *fdt, uint32_t slots)
 	return prop_cells(fdt, "interrupt-map", map, n);
 }
 
-static int fdt_pci(void *fdt, uint32_t slots)
+static int fdt_pci(void *fdt, uint32_t slots, unsigned int last_bus)
 {
-	const uint64_t reg[] = { ARM64_PCI_ECAM_BASE, ARM64_PCI_ECAM_SIZE };
+	/* The ECAM window as far as bus-range: the generic host sizes its
+	 * mapping from reg and takes no bus reg leaves out. */
+	const uint64_t reg[] = { ARM64_PCI_ECAM_BASE,
+				 (uint64_t)(last_bus + 1) << 20 };
 	/* One window, 32-bit memory at the same address on both sides. */
 	const uint32_t ranges[] = {
 		PCI_SPACE_MEM32, 0, (uint32_t)ARM64_PCI_MMIO_BASE,
 		0, (uint32_t)ARM64_PCI_MMIO_BASE,
 		0, (uint32_t)ARM64_PCI_MMIO_SIZE,
 	};
-	const uint32_t bus[] = { 0, 0 };
-	/* Requester id r is the ITS's device id r. */
+	const uint32_t bus[] = { 0, last_bus };
+	/* Requester id r is the ITS's device id r, on every bus (the MSI
+	 * routes carry it: vmm/kvm.c). */
 	const uint32_t msi[] = { 0, ARM64_FDT_PHANDLE_ITS, 0, 0x10000 };
 	char name[32];
 
@@ -240,7 +244,7 @@ static int fdt_write(void *fdt, size_t size, const struct arm64_fdt *c)
 	TRY(fdt_timer_psci(fdt));
 	TRY(fdt_gic(fdt, c->ncpus));
 	TRY(fdt_uart(fdt));
-	TRY(fdt_pci(fdt, c->pci_intx));
+	TRY(fdt_pci(fdt, c->pci_intx, c->pci_last_bus));
 	TRY(fdt_end_node(fdt));
 	return fdt_finish(fdt);
 }
@@ -252,6 +256,12 @@ int arm64_fdt_build(void *buf, size_t size, const struct arm64_fdt *cfg,
 
 	if (!cfg->ncpus || cfg->ncpus > ARM64_FDT_MAX_CPUS) {
 		snprintf(msg, msglen, "device tree: %u vCPUs", cfg->ncpus);
+		return -1;
+	}
+	if (cfg->pci_last_bus >= ARM64_PCI_ECAM_BUSES) {
+		snprintf(msg, msglen, "device tree: PCI bus %u past the ECAM "
+			 "window's %u buses", cfg->pci_last_bus,
+			 ARM64_PCI_ECAM_BUSES);
 		return -1;
 	}
 	r = fdt_write(buf, size, cfg);

@@ -23,6 +23,9 @@ struct arm64_fdt {
 	const char *bootargs;
 	uint64_t initrd, initrd_end; /* equal: no initrd */
 	uint32_t pci_intx;           /* PCI slots with an INTA# line */
+	/* The last PCI bus: 0, or the hot-plug root ports' secondary buses
+	 * 1 to n; below ARM64_PCI_ECAM_BUSES. */
+	unsigned int pci_last_bus;
 };
 
 /* Write the tree into buf (size bytes) and check it with libfdt

@@ -6,7 +6,8 @@
  *   0x080a0000  GIC redistributors, 128 KiB per vCPU (up to 123 vCPUs)
  *   0x09000000  8250 UART (ns16550a), 8 registers, SPI 1
  *   0x10000000  PCI MMIO window: the devices' BARs (32-bit)
- *   0x3f000000  PCI ECAM, bus 0 (1 MiB)
+ *   0x3f000000  PCI ECAM, buses 0 to 15 (1 MiB each): bus 0, and the
+ *               secondary buses of the hot-plug root ports
  *   0x40000000  RAM: the kernel at a 2 MiB boundary + text_offset from
  *               its start, the initrd and the device tree at its end
  *
@@ -26,7 +27,8 @@
 #define ARM64_PCI_MMIO_BASE 0x10000000ull
 #define ARM64_PCI_MMIO_SIZE 0x2f000000ull
 #define ARM64_PCI_ECAM_BASE 0x3f000000ull
-#define ARM64_PCI_ECAM_SIZE 0x100000ull /* bus 0 */
+#define ARM64_PCI_ECAM_BUSES 16u /* what fits below RAM */
+#define ARM64_PCI_ECAM_SIZE ((unsigned long long)ARM64_PCI_ECAM_BUSES << 20)
 #define ARM64_RAM_BASE 0x40000000ull
 
 /* Interrupts: SPIs are GIC interrupt ids 32 and up. */

@@ -1,4 +1,4 @@
-/* ECAM configuration access on bus 0. */
+/* ECAM configuration access: bus 0, and the buses behind its bridges. */
 #include "arch/arm64/hw/pci_ecam.h"
 
 #include <string.h>
@@ -21,13 +21,17 @@ void pci_ecam_mmio(void *opaque, uint64_t addr, uint8_t *data,
 	unsigned int fn = (unsigned int)(off >> 12) & 7;
 	uint32_t reg = (uint32_t)(off & 0xfff);
 
-	if (bus || fn || (size != 1 && size != 2 && size != 4) ||
+	if ((!bus && fn) || (size != 1 && size != 2 && size != 4) ||
 	    reg % size) {
 		if (!write)
 			memset(data, 0xff, size);
 		return;
 	}
 	pthread_mutex_lock(&e->lock);
-	pci_host_cfg(e->host, dev, reg, data, size, write);
+	if (bus)
+		pci_host_cfg_bus(e->host, bus, (off >> 12) & 0xff, reg, data,
+				 size, write);
+	else
+		pci_host_cfg(e->host, dev, reg, data, size, write);
 	pthread_mutex_unlock(&e->lock);
 }

@@ -187,7 +187,8 @@ static void test_pci_host(void **state)
 	assert_int_equal(cell(p, "#size-cells", 0), 2);
 	assert_int_equal(cell(p, "#interrupt-cells", 0), 1);
 	assert_int_equal(u64(p, "reg", 0), ARM64_PCI_ECAM_BASE);
-	assert_int_equal(u64(p, "reg", 1), ARM64_PCI_ECAM_SIZE);
+	assert_int_equal(u64(p, "reg", 1), MIB); /* bus 0 only */
+	assert_int_equal(cell(p, "bus-range", 0), 0);
 	assert_int_equal(cell(p, "bus-range", 1), 0);
 	/* one 32-bit memory window, identity mapped */
 	assert_int_equal(len(p, "ranges"), 7 * 4);
@@ -214,6 +215,38 @@ static void test_pci_host(void **state)
 	assert_int_equal(cell(p, "interrupt-map", 18), ARM64_SPI_PCI + 3);
 }
 
+/* Root ports behind bus 0 (hot-plug slots): bus-range and the ECAM
+ * window in reg reach their secondary buses 1..last, and msi-map gives
+ * every requester id on them (bus << 8 | devfn) its ITS device id. */
+static void test_pci_buses(void **state)
+{
+	struct arm64_fdt c = { .ram_base = ARM64_RAM_BASE, .ram_size = MIB,
+			       .ncpus = 1, .bootargs = "", .pci_last_bus = 4 };
+	char msg[128] = "";
+	uint32_t base, len_;
+	int p;
+
+	(void)state;
+	assert_int_equal(arm64_fdt_build(tree, BUF, &c, msg, sizeof(msg)), 0);
+	p = node("/pci@3f000000");
+	assert_int_equal(cell(p, "bus-range", 0), 0);
+	assert_int_equal(cell(p, "bus-range", 1), 4);
+	assert_int_equal(u64(p, "reg", 0), ARM64_PCI_ECAM_BASE);
+	assert_int_equal(u64(p, "reg", 1), 5 * MIB);
+	base = cell(p, "msi-map", 0);
+	len_ = cell(p, "msi-map", 3);
+	assert_int_equal(cell(p, "msi-map", 2), base); /* identity */
+	assert_true(base == 0 && len_ >= (4u << 8 | 0xff) + 1);
+	/* the most buses the ECAM window holds, and one more */
+	c.pci_last_bus = ARM64_PCI_ECAM_BUSES - 1;
+	assert_int_equal(arm64_fdt_build(tree, BUF, &c, msg, sizeof(msg)), 0);
+	p = node("/pci@3f000000");
+	assert_int_equal(u64(p, "reg", 1), ARM64_PCI_ECAM_SIZE);
+	c.pci_last_bus = ARM64_PCI_ECAM_BUSES;
+	assert_int_equal(arm64_fdt_build(tree, BUF, &c, msg, sizeof(msg)), -1);
+	assert_non_null(strstr(msg, "bus"));
+}
+
 static void test_refusals(void **state)
 {
 	struct arm64_fdt c = { .ram_base = ARM64_RAM_BASE, .ram_size = MIB,
@@ -236,6 +269,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cpus_psci_timer),
 		cmocka_unit_test(test_gic_its_uart),
 		cmocka_unit_test(test_pci_host),
+		cmocka_unit_test(test_pci_buses),
 		cmocka_unit_test(test_refusals),
 	};
 
