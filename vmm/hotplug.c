@@ -116,6 +116,13 @@ static int hp_slot_init(struct hotplug *h, unsigned int i)
 	return 0;
 }
 
+unsigned int hotplug_slots(const struct vmm_config *cfg)
+{
+	if (cfg->hotplug_slots >= 0)
+		return (unsigned int)cfg->hotplug_slots;
+	return cfg->api_path ? HOTPLUG_DEFAULT_SLOTS : 0;
+}
+
 int hotplug_create(struct machine *m, unsigned int nslots,
 		   struct hotplug **out)
 {

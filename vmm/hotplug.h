@@ -16,6 +16,12 @@
 
 struct machine;
 struct hotplug;
+struct vmm_config;
+
+/* How many slots the machine gets: --hotplug-slots, or its default
+ * (HOTPLUG_DEFAULT_SLOTS with --api, which alone can fill them, else
+ * none).  The same rule on every architecture. */
+unsigned int hotplug_slots(const struct vmm_config *cfg);
 
 /* nslots root ports on m->pci, empty, each with a memory window of
  * PCIE_PORT_WINDOW from the MMIO window and secondary bus 1 + i; their

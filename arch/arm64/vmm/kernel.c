@@ -59,11 +59,6 @@ int arch_check_inputs(const struct vmm_config *c, const struct arch_kernel *k,
 			 CMDLINE_MAX - 1);
 		return -1;
 	}
-	if (c->hotplug_slots > 0) {
-		snprintf(msg, msglen, "--hotplug-slots: not on arm64 yet "
-			 "(x86-64 only)");
-		return -1;
-	}
 	if (c->cpus > ARM64_MAX_CPUS) {
 		snprintf(msg, msglen, "--cpus %u: the GICv3 model takes at "
 			 "most %u", c->cpus, ARM64_MAX_CPUS);

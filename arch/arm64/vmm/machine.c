@@ -1,6 +1,6 @@
 /* The arm64 machine: RAM at ARM64_RAM_BASE, the in-kernel GICv3 with
  * its ITS, the 8250 console on MMIO, PCI through ECAM (no I/O space),
- * the device tree, and the vCPUs at the Image's entry with x0 = the
+ * the hot-plug root ports (vmm/hotplug.c) behind bus 0, the device tree, and the vCPUs at the Image's entry with x0 = the
  * tree.  The map is arch/arm64/hw/layout.h. */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +15,9 @@
 #include "host/log.h"
 #include "vmm/arch.h"
 #include "vmm/machine.h"
+
+/* Each hot-plug slot's secondary bus is in the ECAM window. */
+_Static_assert(HOTPLUG_MAX_SLOTS < ARM64_PCI_ECAM_BUSES, "ECAM buses");
 
 struct machine_arch {
 	int gic_fd, its_fd;
@@ -43,6 +46,10 @@ static int arm64_devices(struct machine *m, struct blk_dev **disks)
 	/* No I/O space on arm64: the disks' notify area is BAR 0's. */
 	if (!r)
 		r = machine_pci(m, disks, false, arm64_intx_irq);
+	/* Their secondary buses 1 to n are in the ECAM window and the
+	 * tree's bus-range; MSIs carry their requester ids (vm_msi_set). */
+	if (!r && hotplug_slots(m->cfg))
+		r = hotplug_create(m, hotplug_slots(m->cfg), &m->hp);
 	return r;
 }
 
@@ -64,6 +71,7 @@ static int arm64_tree(struct machine *m, const struct arm64_boot *b,
 		.ncpus = m->ncpus, .bootargs = m->cfg->params,
 		.initrd = b->initrd, .initrd_end = b->initrd_end,
 		.pci_intx = m->pci_intx,
+		.pci_last_bus = m->hp ? hotplug_slots(m->cfg) : 0,
 	};
 
 	memcpy(t.mpidr, m->arch->mpidr, sizeof(uint64_t) * m->ncpus);

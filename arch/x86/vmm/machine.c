@@ -83,15 +83,6 @@ static int x86_vcpus(struct machine *m, const struct boot_regs *regs)
 				  regs->rsp, regs->cr3, BOOT_GDT);
 }
 
-/* --hotplug-slots, or its default: slots only where --api can fill
- * them. */
-static unsigned int x86_hotplug_slots(const struct vmm_config *cfg)
-{
-	if (cfg->hotplug_slots >= 0)
-		return (unsigned int)cfg->hotplug_slots;
-	return cfg->api_path ? HOTPLUG_DEFAULT_SLOTS : 0;
-}
-
 int arch_machine_build(struct machine *m, struct blk_dev **disks,
 		       const struct arch_kernel *ak, const uint8_t *initrd,
 		       size_t initrd_size)
@@ -125,8 +116,8 @@ int arch_machine_build(struct machine *m, struct blk_dev **disks,
 	pci_host_set_io(&m->pci, PCI_CF8_IO_START, PCI_CF8_IO_END);
 	pci_cf8_init(&m->arch->cf8, &m->pci);
 	r = machine_pci(m, disks, true, x86_intx_irq);
-	if (!r && x86_hotplug_slots(cfg))
-		r = hotplug_create(m, x86_hotplug_slots(cfg), &m->hp);
+	if (!r && hotplug_slots(cfg))
+		r = hotplug_create(m, hotplug_slots(cfg), &m->hp);
 	if (!r)
 		r = x86_legacy(m);
 	if (r) {
