@@ -22,6 +22,10 @@
 #   poweroff, reset  PSCI SYSTEM_OFF and SYSTEM_RESET: status 0 each
 #   panic            the guest reports a panic through pvpanic on PCI:
 #                    status 3
+#   hotplug          --api (4 hot-plug slots by default): `vmm ctl
+#                    attach ram:64M` gives the guest /dev/vdb through
+#                    pciehp, fio writes and verifies it, `vmm ctl detach
+#                    vdb` takes it out again (make e2e only)
 set -u
 OUT=$1
 shift
@@ -156,7 +160,39 @@ case_panic() {
 	vm panic /dev/null -c 1 -m 512 -p "$BASE run64=$(b64 "$PANIC")"
 }
 
-ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic"
+# Hot-plug: the guest says ready, the host attaches; the guest waits for
+# vdb (each wait with a deadline), verifies 16 MiB on it and says so;
+# the host detaches (attention button, pciehp's 5 s, power off), the
+# guest waits for vdb to go, and powers off.
+HOTPLUG='echo ready
+n=0; while [ ! -b /dev/vdb ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done
+echo "SEEN $(cat /sys/block/vdb/size 2>/dev/null)"
+fio --eta=never --name=v --filename=/dev/vdb --ioengine=psync --direct=1 --bs=64k --rw=write --verify=crc32c --do_verify=1 --size=16M --output=/tmp/v.out
+echo "VERIFY rc=$?"; grep -i error /tmp/v.out | head -5
+n=0; while [ -e /sys/block/vdb ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done
+[ -e /sys/block/vdb ] && echo STILL || echo GONE
+dmesg | grep -iE "pciehp|pcieport|virtio|vdb|BAR|oops|BUG|WARNING|hung" | tail -n 40'
+case_hotplug() {
+	local d=$OUT/hotplug sock=/tmp/hp.sock bg
+	mkdir -p "$d"
+	rm -f "$sock"
+	vm hotplug /dev/null -c 2 -m 512 -d ram:8M --api "$sock" \
+		-p "$BASE run64=$(b64 "$HOTPLUG")" &
+	bg=$!
+	if wait_for "$d/console" '^ready' "$CASE_TIMEOUT"; then
+		"$VMM" ctl "$sock" attach ram:64M >"$d/attach" 2>&1
+		echo "rc=$?" >>"$d/attach"
+		if wait_for "$d/console" '^VERIFY' "$CASE_TIMEOUT"; then
+			"$VMM" ctl "$sock" detach vdb --timeout 120000 \
+				>"$d/detach" 2>&1
+			echo "rc=$?" >>"$d/detach"
+		fi
+	fi
+	wait $bg
+	rm -f "$sock"
+}
+
+ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic hotplug"
 [ $# -gt 0 ] || set -- $ALL
 for c in "$@"; do
 	f=case_$(echo "$c" | tr - _)

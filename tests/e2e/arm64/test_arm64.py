@@ -3,7 +3,8 @@ in the arm64 test host (QEMU TCG aarch64 with virtualization=on, KVM
 inside): fio verify on a RAM disk and on a file with 1 and 2 queues,
 each queue's interrupts on its own ITS MSI; a read-only disk; the
 console both ways under the sandbox; PSCI poweroff and reset; a panic
-seen through pvpanic.
+seen through pvpanic; a disk attached and detached through the control
+socket (PCIe native hot-plug).
 
 One test-host boot runs the cases (tests/e2e/arm64/cases.sh); a test
 host that dies is booted again for the cases left.  ARM64_E2E_CASES
@@ -20,7 +21,7 @@ from vmharness import paths, testhost
 CASES = os.path.join(paths.REPO, "tests", "e2e", "arm64", "cases.sh")
 OUT = os.path.join(paths.BUILD, "e2e-arm64")
 QUICK = "verify-ram-2q verify-file-1q readonly console sigterm poweroff reset panic"
-ALL = QUICK + " verify-ram-1q verify-file-2q verify-intx"
+ALL = QUICK + " verify-ram-1q verify-file-2q verify-intx hotplug"
 WANTED = os.environ.get("ARM64_E2E_CASES", ALL).split()
 CASE_TIMEOUT = 900
 
@@ -161,3 +162,21 @@ def test_panic_through_pvpanic(results):
     rc, con, err, _ = case(results, "panic")
     assert rc == 3, err[-2000:]
     assert "panicked" in err, err[-2000:]
+
+
+def test_hotplug(results):
+    """`vmm ctl attach ram:64M` answers vdb and the guest's pciehp brings
+    /dev/vdb up (64 MiB) on its own; fio verifies 16 MiB on it; `vmm ctl
+    detach vdb` returns once the guest let it go, and /sys/block/vdb is
+    gone; no oops, BUG or warning; the VMM ends with status 0."""
+    rc, con, err, read = case(results, "hotplug")
+    attach, detach = read("attach"), read("detach")
+    assert "rc=0" in attach and re.search(r"\bvdb\b", attach), \
+        "attach: %s\n%s\n%s" % (attach, err[-2000:], con[-3000:])
+    assert "SEEN %d" % (64 * 2048) in con, con[-3000:]
+    assert "VERIFY rc=0" in con, con[-3000:]
+    assert "rc=0" in detach, "detach: %s\n%s" % (detach, con[-3000:])
+    assert any(l.strip() == "GONE" for l in con.splitlines()), con[-3000:]
+    for bad in ("Oops", "BUG:", "WARNING:", "hung_task", "blocked for more"):
+        assert bad not in con, con[-3000:]
+    assert rc == 0, "status %d: %s" % (rc, err[-2000:])
