@@ -1,14 +1,15 @@
 /* Fuzz the arm64 device-tree writer (arch/arm64/hw/fdt.c) with random
  * machine descriptions: RAM base and size, vCPU count and MPIDRs, the
- * command line, the initrd, the PCI slots with INTx, and the buffer's
- * size.  The tree is valid for libfdt (fdt_check_full, and its nodes
+ * command line, the initrd, the PCI slots with INTx, the last PCI bus,
+ * and the buffer's size.  The tree is valid for libfdt (fdt_check_full, and its nodes
  * found again) or refused with one line in msg; the writer never
  * writes past the buffer (ASan: an exact-size allocation).
  *
  * Input: ncpus byte (any: 0 and more than the maximum are refused),
  * pci_intx (4 bytes), ram_base, ram_size, initrd, initrd_end (8 bytes
  * each), a buffer size (2 bytes, in 16-byte units, modulo 64 KiB), an MPIDR byte
- * pattern, then the command line (the rest).
+ * pattern (also the last PCI bus, modulo one past the ECAM window's),
+ * then the command line (the rest).
  */
 #include <libfdt.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "arch/arm64/hw/fdt.h"
+#include "arch/arm64/hw/layout.h"
 #include "tests/fuzz/fuzz.h"
 
 static uint64_t fz_get(const uint8_t **p, const uint8_t *end, unsigned int n)
