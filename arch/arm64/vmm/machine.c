@@ -46,10 +46,6 @@ static int arm64_devices(struct machine *m, struct blk_dev **disks)
 	/* No I/O space on arm64: the disks' notify area is BAR 0's. */
 	if (!r)
 		r = machine_pci(m, disks, false, arm64_intx_irq);
-	/* Their secondary buses 1 to n are in the ECAM window and the
-	 * tree's bus-range; MSIs carry their requester ids (vm_msi_set). */
-	if (!r && hotplug_slots(m->cfg))
-		r = hotplug_create(m, hotplug_slots(m->cfg), &m->hp);
 	return r;
 }
 
@@ -127,6 +123,18 @@ int arch_machine_build(struct machine *m, struct blk_dev **disks,
 	}
 	r = arm64_gic_init(m->arch->gic_fd, m->arch->its_fd, msg,
 			   sizeof(msg));
+	/* The hot-plug root ports after the GIC: KVM takes an irqfd (each
+	 * port's interrupt) only once it is initialised (EAGAIN before).
+	 * Their secondary buses 1 to n are in the ECAM window and the
+	 * tree's bus-range; their MSIs carry requester ids (vm_msi_set). */
+	if (!r && hotplug_slots(m->cfg)) {
+		r = hotplug_create(m, hotplug_slots(m->cfg), &m->hp);
+		if (r) {
+			pr_err("cannot set up the hot-plug slots: %s",
+			       strerror(-r));
+			return r;
+		}
+	}
 	if (!r)
 		r = arm64_tree(m, &b, msg, sizeof(msg));
 	if (!r) {
