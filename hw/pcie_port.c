@@ -346,6 +346,14 @@ const struct pci_dev_ops pcie_port_pci_ops = {
 
 /* ---- the VMM's side -------------------------------------------------- */
 
+void pcie_port_io_window_off(struct pcie_port *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->func.cfg[PCI_IO_BASE] = 0xf0;
+	p->func.cfg[PCI_IO_LIMIT] = 0x00;
+	pthread_mutex_unlock(&p->lock);
+}
+
 static void raise_event(struct pcie_port *p, uint16_t ev)
 {
 	set16(p, EXP(PCI_EXP_SLTSTA), reg16(p, EXP(PCI_EXP_SLTSTA)) | ev);

@@ -169,6 +169,21 @@ static void test_bridge_windows_and_buses(void **state)
 	assert_int_equal(rd(PCI_ROM_ADDRESS1, 4), 0);
 }
 
+/* On a host with no I/O space: a disabled I/O window (base above
+ * limit) that writes do not change. */
+static void test_io_window_off(void **state)
+{
+	(void)state;
+	pcie_port_io_window_off(&port);
+	assert_int_equal(rd(PCI_IO_BASE, 2), 0x00f0);
+	wr(PCI_IO_BASE, 2, 0xe0f0);
+	assert_int_equal(rd(PCI_IO_BASE, 2), 0x00f0);
+	wr(PCI_IO_BASE, 2, 0);
+	assert_int_equal(rd(PCI_IO_BASE, 1), 0xf0);
+	assert_int_equal(rd(PCI_IO_LIMIT, 1), 0);
+	assert_int_equal(rd(PCI_IO_BASE_UPPER16, 4), 0);
+}
+
 static void test_plug_sets_presence_and_msi(void **state)
 {
 	(void)state;
@@ -389,6 +404,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bridge_windows_and_buses,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_io_window_off, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_plug_sets_presence_and_msi,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sltsta_is_write_one_to_clear,
