@@ -172,6 +172,17 @@ echo "VERIFY rc=$?"; grep -i error /tmp/v.out | head -5
 n=0; while [ -e /sys/block/vdb ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done
 [ -e /sys/block/vdb ] && echo STILL || echo GONE
 dmesg | grep -iE "pciehp|pcieport|virtio|vdb|BAR|oops|BUG|WARNING|hung" | tail -n 40'
+# wait_vm PID FILE PATTERN S: wait_for, but no longer than VM PID lives.
+wait_vm() {
+	local i=0
+	while ! grep -q "$3" "$2" 2>/dev/null; do
+		kill -0 "$1" 2>/dev/null || return 1
+		[ $i -ge $(($4 * 10)) ] && return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
 case_hotplug() {
 	local d=$OUT/hotplug sock=/tmp/hp.sock bg
 	mkdir -p "$d"
@@ -179,10 +190,10 @@ case_hotplug() {
 	vm hotplug /dev/null -c 2 -m 512 -d ram:8M --api "$sock" \
 		-p "$BASE run64=$(b64 "$HOTPLUG")" &
 	bg=$!
-	if wait_for "$d/console" '^ready' "$CASE_TIMEOUT"; then
+	if wait_vm $bg "$d/console" '^ready' "$CASE_TIMEOUT"; then
 		"$VMM" ctl "$sock" attach ram:64M >"$d/attach" 2>&1
 		echo "rc=$?" >>"$d/attach"
-		if wait_for "$d/console" '^VERIFY' "$CASE_TIMEOUT"; then
+		if wait_vm $bg "$d/console" '^VERIFY' "$CASE_TIMEOUT"; then
 			"$VMM" ctl "$sock" detach vdb --timeout 120000 \
 				>"$d/detach" 2>&1
 			echo "rc=$?" >>"$d/detach"
