@@ -346,11 +346,13 @@ const struct pci_dev_ops pcie_port_pci_ops = {
 
 /* ---- the VMM's side -------------------------------------------------- */
 
-void pcie_port_io_window_off(struct pcie_port *p)
+void pcie_port_windows_off(struct pcie_port *p)
 {
 	pthread_mutex_lock(&p->lock);
 	p->func.cfg[PCI_IO_BASE] = 0xf0;
 	p->func.cfg[PCI_IO_LIMIT] = 0x00;
+	pci_put16(p->func.cfg + PCI_PREF_MEMORY_BASE, 0xfff0);
+	pci_put16(p->func.cfg + PCI_PREF_MEMORY_LIMIT, 0x0000);
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -105,11 +105,13 @@ bool pcie_port_powered(struct pcie_port *p);
  * caused by the power-off: a device plugged then would go unseen). */
 bool pcie_port_quiescent(struct pcie_port *p);
 /* Before the guest runs, on a host with no I/O space (arm64): the I/O
- * Base above the I/O Limit, read-only (a window the bridge has,
- * disabled).  Base = limit = 0, what the port reads otherwise, is to
- * Linux 6.1 the window [io 0x0-0xfff], which it cannot claim there: the
- * port driver then does not bind (no pciehp). */
-void pcie_port_io_window_off(struct pcie_port *p);
+ * and prefetchable windows' bases above their limits, read-only
+ * (windows the bridge has, disabled).  Base = limit = 0, what the port
+ * reads otherwise, is to Linux 6.1 the windows [io 0x0-0xfff] and
+ * [mem 0x0-0xfffff pref], which it cannot claim there (probe-only, the
+ * host's one range non-prefetchable memory): the port driver then does
+ * not bind (no pciehp). */
+void pcie_port_windows_off(struct pcie_port *p);
 /* The port's bus, device, function as its MSI's requester id. */
 uint8_t pcie_port_secondary(struct pcie_port *p);
 

@@ -100,10 +100,10 @@ static int hp_slot_init(struct hotplug *h, unsigned int i)
 				   PCIE_PORT_WINDOW, &cb);
 	if (r)
 		return r;
-	/* A bus with no I/O space (arm64): no I/O window Linux could try
-	 * to claim (pcie_port.h). */
+	/* A bus with no I/O space (arm64): no I/O or prefetchable window
+	 * Linux could try to claim (pcie_port.h). */
 	if (!m->pci.io_end)
-		pcie_port_io_window_off(&s->port);
+		pcie_port_windows_off(&s->port);
 	s->irq_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->irq_fd < 0)
 		return -errno;

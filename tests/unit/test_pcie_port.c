@@ -169,12 +169,17 @@ static void test_bridge_windows_and_buses(void **state)
 	assert_int_equal(rd(PCI_ROM_ADDRESS1, 4), 0);
 }
 
-/* On a host with no I/O space: a disabled I/O window (base above
- * limit) that writes do not change. */
-static void test_io_window_off(void **state)
+/* On a host with no I/O space: disabled I/O and prefetchable windows
+ * (base above limit) that writes do not change. */
+static void test_windows_off(void **state)
 {
 	(void)state;
-	pcie_port_io_window_off(&port);
+	pcie_port_windows_off(&port);
+	assert_int_equal(rd(PCI_PREF_MEMORY_BASE, 4), 0x0000fff0u);
+	wr(PCI_PREF_MEMORY_BASE, 4, 0xffe0fff0u);
+	assert_int_equal(rd(PCI_PREF_MEMORY_BASE, 4), 0x0000fff0u);
+	wr(PCI_PREF_MEMORY_BASE, 4, 0);
+	assert_int_equal(rd(PCI_PREF_MEMORY_BASE, 4), 0x0000fff0u);
 	assert_int_equal(rd(PCI_IO_BASE, 2), 0x00f0);
 	wr(PCI_IO_BASE, 2, 0xe0f0);
 	assert_int_equal(rd(PCI_IO_BASE, 2), 0x00f0);
@@ -404,7 +409,7 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bridge_windows_and_buses,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_io_window_off, setup,
+		cmocka_unit_test_setup_teardown(test_windows_off, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_plug_sets_presence_and_msi,
 						setup, teardown),
