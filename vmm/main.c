@@ -104,7 +104,7 @@ static const char usage_run[] =
 	"      --hotplug-slots N  N empty PCI Express root ports (0 to 8;\n"
 	"                        default 4 with --api, else 0) where 'vmm ctl\n"
 	"                        PATH attach SPEC' plugs a disk while the guest\n"
-	"                        runs and 'detach' takes it out (x86-64)\n"
+	"                        runs and 'detach' takes it out\n"
 	"      --pin follow|on|off  where the VMM's threads run (default\n"
 	"                        follow).  On a disk with a queue per vCPU or\n"
 	"                        more (the default, up to 16 vCPUs), Linux puts\n"
