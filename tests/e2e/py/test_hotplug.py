@@ -21,6 +21,9 @@ built in (CONFIG_PCIEPORTBUS, CONFIG_HOTPLUG_PCI_PCIE); the small
 kernel has them from guest/small.config's hot-plug lines on, once
 `make guest` has rebuilt it."""
 import os
+import re
+
+import pytest
 
 import guestlib
 from guestlib import ctl, field, wait_step
@@ -34,8 +37,14 @@ def counts(pid):
     return (len(os.listdir("/proc/%d/task" % pid)), len(os.listdir("/proc/%d/fd" % pid)))
 
 
-# The whole script goes on the kernel command line (base64): one loop.
+# The whole script goes on the kernel command line (base64): one loop;
+# BESIDE, when set, runs fio verify on the launch disk ($DISK) over and
+# over meanwhile, each pass saying BESIDE rc=N.
+BESIDE = ("( while [ ! -e /tmp/stop ]; do fio --eta=never --name=b --filename=$DISK "
+          "--ioengine=psync --direct=1 --bs=64k --rw=write --verify=crc32c --do_verify=1 "
+          "--size=8M --output=/tmp/b.out; echo \"BESIDE rc=$?\"; done ) & b=$!\n")
 SCRIPT = (
+    "%s"
     "i=1; while [ $i -le %d ]; do\n"
     + wait_step("attach$i") +
     "n=0; while [ ! -b /dev/vdb ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done\n"
@@ -47,12 +56,18 @@ SCRIPT = (
     "n=0; while [ -e /sys/block/vdb ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done\n"
     '[ -e /sys/block/vdb ] && echo "STILL$i" || echo "GONE$i"\n'
     "i=$((i + 1)); done\n"
-    "dmesg | grep -iE 'pciehp|pcieport|virtio|vdb|BAR' | tail -n 40\n") % CYCLES
+    "%s"
+    "dmesg | grep -iE 'pciehp|pcieport|virtio|vdb|BAR' | tail -n 40\n")
 
 
-def test_attach_detach(tmp_path):
+# make test: three cycles; make e2e: fifty, with the launch disk
+# verified meanwhile.
+@pytest.mark.parametrize("cycles", [CYCLES, pytest.param(50, marks=pytest.mark.long)])
+def test_attach_detach(tmp_path, cycles):
     sock = str(tmp_path / "api.sock")
-    script = SCRIPT
+    beside = cycles > CYCLES
+    script = SCRIPT % (BESIDE if beside else "", cycles,
+                       "touch /tmp/stop; wait $b\n" if beside else "")
     state = {"counts": [], "names": [], "errors": [], "refusals": []}
 
     def at_attach(i, proc):
@@ -68,7 +83,7 @@ def test_attach_detach(tmp_path):
             state["refusals"] += refusals(sock, "after")
 
     steps = {}
-    for i in range(1, CYCLES + 1):
+    for i in range(1, cycles + 1):
         steps["attach%d" % i] = (lambda i: lambda p: at_attach(i, p))(i)
         steps["detach%d" % i] = (lambda i: lambda p: at_detach(i, p))(i)
 
@@ -90,20 +105,27 @@ def test_attach_detach(tmp_path):
         state.update({"counts": [], "names": [], "errors": [], "refusals": []})
         state.pop("start", None)
 
-    g = guestlib.run(argv, tmp_path, timeout=900, on_line=lines, stdin=guestrun.ANSWER,
-                     before_try=fresh)
+    g = guestlib.run(argv, tmp_path, timeout=300 + 25 * cycles, on_line=lines,
+                     stdin=guestrun.ANSWER, before_try=fresh)
     assert not state["errors"], "\n".join(state["errors"]) + "\n" + g.tail()
     assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
     guestlib.ended_clean(g)
-    for i in range(1, CYCLES + 1):
+    for i in range(1, cycles + 1):
         assert field(g, "SEEN%d" % i) == [str(64 * 2048), "hp%d" % i], g.tail()
         assert field(g, "VERIFY%d" % i) == ["rc=0"], g.tail()
         assert "GONE%d" % i in g.lines, "vdb still there after detach %d\n%s" % (i, g.tail())
-    assert state["names"] == ["vdb"] * (2 * CYCLES)
-    assert state["counts"] == [state["start"]] * CYCLES, \
+    assert state["names"] == ["vdb"] * (2 * cycles)
+    assert state["counts"] == [state["start"]] * cycles, \
         "threads and fds: %s at start, %s after each detach" % (state["start"], state["counts"])
     bad = [r for r in state["refusals"] if not r[1]]
     assert not bad, "refusals: %s" % bad
+    if beside:  # the launch disk's verify passed every time, and ran
+        # A pass's line may run into the host's answer echoed on the
+        # console ("BESIDE rc=0go"): the status is the number after rc=.
+        passes = [re.match(r"BESIDE rc=(\d+)", l).group(1) for l in g.lines
+                  if re.match(r"BESIDE rc=\d+", l)]
+        assert passes and set(passes) == {"0"}, (passes, g.tail())
+        print("%d cycles, %d verify passes beside" % (cycles, len(passes)))
     out = "\n".join(g.lines)
     for word in ("Oops", "BUG:", "WARNING:", "hung_task", "blocked for more than"):
         assert word not in out, "%s in the guest's log\n%s" % (word, g.tail())
