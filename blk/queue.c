@@ -319,14 +319,16 @@ blk_queue_one(struct blk_queue *q)
 	t_pop = lat ? lat_now() : 0;
 	r = &q->reqs[head];
 	parsed = blk_queue_parse(q, head, r);
-	if (__builtin_expect(g & BLK_GATE_FAILING, 0)) {
-		if (parsed)
-			blk_queue_complete(q, head, blk_req_finish(
-				r, VIRTIO_BLK_S_IOERR));
-		return 1;
+	if (__builtin_expect(g != 0, 0)) { /* one test on the common path */
+		if (g & BLK_GATE_FAILING) {
+			if (parsed)
+				blk_queue_complete(q, head, blk_req_finish(
+					r, VIRTIO_BLK_S_IOERR));
+			return 1;
+		}
+		if (g & BLK_GATE_LIMITED)
+			blk_queue_gate_take(q, r, parsed, now);
 	}
-	if (__builtin_expect(g & BLK_GATE_LIMITED, 0))
-		blk_queue_gate_take(q, r, parsed, now);
 	if (!parsed)
 		return 1;
 	r->t_submit = lat ? lat_now() : 0; /* 0: not measured (reap) */
