@@ -64,7 +64,9 @@ struct blk_backend {
 	 * non-blocking submit gets EAGAIN and io_uring hands the request to
 	 * an io-wq worker, a thread switch per request (seen on null_blk
 	 * with 64 tags under a guest with deep queues); the requests beyond
-	 * wait in the guest's ring instead. */
+	 * wait in the guest's ring instead.  nr_requests counts one hardware
+	 * queue's tags and the cap is per virtqueue: iothreads whose
+	 * requests meet on one hardware queue can still exceed it. */
 	unsigned int max_inflight;
 };
 
@@ -389,9 +391,9 @@ static int file_open(const struct blk_opts *o, struct blk_backend **out,
 	if (b->bdev) {
 		uint64_t nr = 0;
 
-		if (read_queue_attr(st.st_rdev, "nr_requests", &nr) &&
-		    nr <= 32768)
-			b->max_inflight = (unsigned int)nr;
+		if (read_queue_attr(st.st_rdev, "nr_requests", &nr))
+			b->max_inflight = nr < UINT_MAX ? (unsigned int)nr
+							: UINT_MAX;
 	}
 	if (!o->ro && S_ISBLK(st.st_mode))
 		probe_bdev(b, st.st_rdev);
@@ -460,6 +462,8 @@ static int file_queue_open(struct blk_backend *b, unsigned int depth,
 
 	if (!depth || depth > 32768)
 		return -EINVAL;
+	if (b->max_inflight && b->max_inflight < depth)
+		depth = b->max_inflight;
 	while (entries < depth)
 		entries <<= 1;
 	q = calloc(1, sizeof(*q));
@@ -468,8 +472,7 @@ static int file_queue_open(struct blk_backend *b, unsigned int depth,
 	q->b = b;
 	q->sync_rw = b->sync_rw || b->sync_all;
 	q->sync_all = b->sync_all;
-	q->depth = b->max_inflight && b->max_inflight < depth ?
-		   b->max_inflight : depth;
+	q->depth = depth;
 	q->wflags = write_through ? RWF_DSYNC : 0;
 	if (q->sync_all) {
 		q->efd = -1;
