@@ -279,40 +279,41 @@ static bool in_window(struct pcie_port *p, uint64_t addr)
 }
 
 /* An MMIO or port access the bus offers the port: the device in the
- * slot decodes it while the slot is powered.  A memory access inside the
- * port's window that no device decodes (the slot empty or off) reads 0
- * and its write is dropped, as QEMU's unassigned memory does, not all
- * ones: Linux 6.1's virtio-pci, removing a device after a surprise
- * removal, polls its status register until it reads 0 (vp_reset in
- * drivers/virtio/virtio_pci_modern.c) and would spin on all ones for
- * good. */
+ * slot decodes it while the slot is powered. */
 static bool child_access(struct pcie_port *p, bool pio, uint64_t addr,
 			 uint8_t *data, unsigned int size, bool write)
 {
 	bool hit = false;
 
-	if (__atomic_load_n(&p->on, __ATOMIC_ACQUIRE)) {
-		pthread_rwlock_rdlock(&p->child_lock);
-		if (p->child_ops && !pio)
-			hit = p->child_ops->mmio(p->child, addr, data, size,
-						 write);
-		else if (p->child_ops && p->child_ops->pio)
-			hit = p->child_ops->pio(p->child, addr, data, size,
-						write);
-		pthread_rwlock_unlock(&p->child_lock);
-	}
-	if (!hit && !pio && in_window(p, addr)) {
-		if (!write)
-			memset(data, 0, size);
-		hit = true;
-	}
+	if (!__atomic_load_n(&p->on, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_rwlock_rdlock(&p->child_lock);
+	if (p->child_ops && !pio)
+		hit = p->child_ops->mmio(p->child, addr, data, size, write);
+	else if (p->child_ops && p->child_ops->pio)
+		hit = p->child_ops->pio(p->child, addr, data, size, write);
+	pthread_rwlock_unlock(&p->child_lock);
 	return hit;
 }
 
+/* A memory access inside the port's window that no device decodes (the
+ * slot empty or off) reads 0 and its write is dropped, as QEMU's
+ * unassigned memory does, not all ones: Linux 6.1's virtio-pci, removing
+ * a device after a surprise removal, polls its status register until it
+ * reads 0 (vp_reset in drivers/virtio/virtio_pci_modern.c) and would
+ * spin on all ones for good. */
 static bool port_mmio(void *opaque, uint64_t addr, uint8_t *data,
 		      unsigned int size, bool write)
 {
-	return child_access(opaque, false, addr, data, size, write);
+	struct pcie_port *p = opaque;
+
+	if (child_access(p, false, addr, data, size, write))
+		return true;
+	if (!in_window(p, addr))
+		return false;
+	if (!write)
+		memset(data, 0, size);
+	return true;
 }
 
 static bool port_pio(void *opaque, uint64_t port, uint8_t *data,
