@@ -120,19 +120,22 @@ static int hp_slot_init(struct hotplug *h, unsigned int i)
 	return 0;
 }
 
-unsigned int hotplug_slots(const struct vmm_config *cfg)
+unsigned int hotplug_nslots(const struct hotplug *h)
 {
-	if (cfg->hotplug_slots >= 0)
-		return (unsigned int)cfg->hotplug_slots;
-	return cfg->api_path ? HOTPLUG_DEFAULT_SLOTS : 0;
+	return h->nslots;
 }
 
-int hotplug_create(struct machine *m, unsigned int nslots,
-		   struct hotplug **out)
+int hotplug_create(struct machine *m, struct hotplug **out)
 {
+	const struct vmm_config *cfg = m->cfg;
+	unsigned int nslots = cfg->hotplug_slots >= 0 ?
+		(unsigned int)cfg->hotplug_slots :
+		cfg->api_path ? HOTPLUG_DEFAULT_SLOTS : 0;
 	struct hotplug *h;
 	int r = 0;
 
+	if (!nslots)
+		return 0;
 	if (nslots > HOTPLUG_MAX_SLOTS)
 		return -EINVAL;
 	h = calloc(1, sizeof(*h));
@@ -304,14 +307,14 @@ static int hp_do_detach(struct hotplug *h)
 			 h->name);
 		return -ENOENT;
 	}
-	if (!h->force && !hp_wait_release(h, s)) {
+	if (h->force) {
+		hp_fail_and_settle(h, s);
+	} else if (!hp_wait_release(h, s)) {
 		snprintf(h->msg, h->msglen, "%s: the guest did not power its "
 			 "slot off within %u ms; still attached (--force "
 			 "removes it)", s->name, h->timeout_ms);
 		return -ETIMEDOUT;
 	}
-	if (h->force)
-		hp_fail_and_settle(h, s);
 	/* Its queues stopped first (in-flight requests complete and are
 	 * published while the guest still has the device), then out of
 	 * the guest's reach, then freed. */

@@ -18,16 +18,15 @@ struct machine;
 struct hotplug;
 struct vmm_config;
 
-/* How many slots the machine gets: --hotplug-slots, or its default
- * (HOTPLUG_DEFAULT_SLOTS with --api, which alone can fill them, else
- * none).  The same rule on every architecture. */
-unsigned int hotplug_slots(const struct vmm_config *cfg);
-
-/* nslots root ports on m->pci, empty, each with a memory window of
- * PCIE_PORT_WINDOW from the MMIO window and secondary bus 1 + i; their
- * interrupts routed.  Before the vCPUs run.  0 or -errno. */
-int hotplug_create(struct machine *m, unsigned int nslots,
-		   struct hotplug **out);
+/* The machine's slots as root ports on m->pci, empty, each with a
+ * memory window of PCIE_PORT_WINDOW from the MMIO window and secondary
+ * bus 1 + i; their interrupts routed.  How many: --hotplug-slots, or
+ * its default (HOTPLUG_DEFAULT_SLOTS with --api, which alone can fill
+ * them, else none: *out stays NULL).  The same rule on every
+ * architecture.  Before the vCPUs run.  0 or -errno. */
+int hotplug_create(struct machine *m, struct hotplug **out);
+/* Its slots: the last secondary bus. */
+unsigned int hotplug_nslots(const struct hotplug *h);
 /* Its thread, before the main thread's filter (it takes its own). */
 int hotplug_start(struct hotplug *h);
 /* Stop the thread (a wait for the guest ends early once the machine is

@@ -67,7 +67,7 @@ static int arm64_tree(struct machine *m, const struct arm64_boot *b,
 		.ncpus = m->ncpus, .bootargs = m->cfg->params,
 		.initrd = b->initrd, .initrd_end = b->initrd_end,
 		.pci_intx = m->pci_intx,
-		.pci_last_bus = m->hp ? hotplug_slots(m->cfg) : 0,
+		.pci_last_bus = m->hp ? hotplug_nslots(m->hp) : 0,
 	};
 
 	memcpy(t.mpidr, m->arch->mpidr, sizeof(uint64_t) * m->ncpus);
@@ -127,13 +127,10 @@ int arch_machine_build(struct machine *m, struct blk_dev **disks,
 	 * port's interrupt) only once it is initialised (EAGAIN before).
 	 * Their secondary buses 1 to n are in the ECAM window and the
 	 * tree's bus-range; their MSIs carry requester ids (vm_msi_set). */
-	if (!r && hotplug_slots(m->cfg)) {
-		r = hotplug_create(m, hotplug_slots(m->cfg), &m->hp);
-		if (r) {
-			pr_err("cannot set up the hot-plug slots: %s",
-			       strerror(-r));
-			return r;
-		}
+	if (!r) {
+		r = hotplug_create(m, &m->hp);
+		if (r)
+			vm_fail(msg, sizeof(msg), "hot-plug slots", -r);
 	}
 	if (!r)
 		r = arm64_tree(m, &b, msg, sizeof(msg));

@@ -116,8 +116,8 @@ int arch_machine_build(struct machine *m, struct blk_dev **disks,
 	pci_host_set_io(&m->pci, PCI_CF8_IO_START, PCI_CF8_IO_END);
 	pci_cf8_init(&m->arch->cf8, &m->pci);
 	r = machine_pci(m, disks, true, x86_intx_irq);
-	if (!r && hotplug_slots(cfg))
-		r = hotplug_create(m, hotplug_slots(cfg), &m->hp);
+	if (!r)
+		r = hotplug_create(m, &m->hp);
 	if (!r)
 		r = x86_legacy(m);
 	if (r) {
