@@ -68,7 +68,7 @@ def test_attach_detach(tmp_path, cycles):
     beside = cycles > CYCLES
     script = SCRIPT % (BESIDE if beside else "", cycles,
                        "touch /tmp/stop; wait $b\n" if beside else "")
-    state = {"counts": [], "names": [], "errors": [], "refusals": []}
+    state = {}  # filled by fresh(), before each try
 
     def at_attach(i, proc):
         if i == 1:
@@ -102,8 +102,8 @@ def test_attach_detach(tmp_path, cycles):
                              cmdlines.guest_cmdline(script=script, disk_serial="data"),
                              [guestlib.disk(img, "data")], extra=["--api", sock])
     def fresh():  # a try the test host killed counts for nothing
+        state.clear()
         state.update({"counts": [], "names": [], "errors": [], "refusals": []})
-        state.pop("start", None)
 
     g = guestlib.run(argv, tmp_path, timeout=300 + 25 * cycles, on_line=lines,
                      stdin=guestrun.ANSWER, before_try=fresh)
