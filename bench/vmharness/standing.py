@@ -334,6 +334,8 @@ NULLB_ROLES = (
     ("vmm-poll0", "ours with poll=0", lambda c: c["kind"] == "vmm" and c["opts"] == {"poll": "0"}),
 )
 NULLB_PEERS = ("host", "qemu10", "qemu", "kvmtool")
+# The VMMs whose own CPU per request a row shows (the host's fio has none).
+NULLB_CPU_ROLES = ("vmm", "vmm-poll0", "qemu10", "qemu", "kvmtool")
 # The jobs of the null_blk headline (issue 47's targets).
 NULLB_JOBS = ("randread-4k", "randwrite-4k", "seed-randread")
 
@@ -382,9 +384,10 @@ def nullb_rows(entries, jobs=NULLB_JOBS):
                 continue
             left -= set(iops)
             cpu = {r: _mean(runs, job, roles[r], "cpu_us:vmm_own")
-                   for r in ("vmm", "vmm-poll0", "qemu10", "qemu", "kvmtool") if r in roles}
+                   for r in NULLB_CPU_ROLES
+                   if r in roles and (r in iops or r.startswith("vmm"))}
             cpu_r = {r: _profile_pairs(runs, job, roles[r], ours, "cpu_us:vmm_own")
-                     for r in ("qemu10", "qemu", "kvmtool") if r in iops}
+                     for r in iops if r != "host"}
             ran = [x for x in runs if x["job"] == job]
             rows.append({"job": job, "entry": e, "roles": roles, "iops": iops,
                          "cpu": {r: v for r, v in cpu.items() if v is not None},
@@ -403,7 +406,7 @@ def nullb_section(entries):
     if not rows:
         return []
     peers = [r for r in NULLB_PEERS if any(r in row["iops"] for row in rows)]
-    cpu_roles = [r for r in ("vmm", "vmm-poll0", "qemu10", "qemu", "kvmtool")
+    cpu_roles = [r for r in NULLB_CPU_ROLES
                  if any(r in row["cpu"] for row in rows)]
     out = ["The data disk is a null_blk device in the test host (memory-backed, "
            "completion after 10 us by a timer, 512-byte blocks unless the command "

@@ -173,5 +173,7 @@ def test_null_blk_takes_each_peer_from_the_newest_profile_that_paired_it(tmp_pat
     new, old = rows
     assert "| new |" in new and "**2.00x" in new and "**0.50x" not in new
     assert "| old |" in old and "**0.50x" in old and "**2.50x" not in old
+    # CPU: a peer's figure only where the row is its newest
+    assert "| 0.1, 0.2 | new |" in new and "| 0.1, - | old |" in old
     heads = [(h["peer"], h["data"]) for h in standing.headline_rows(root)]
     assert heads == [("QEMU 7.2", "new"), ("the test host's fio", "old")]
