@@ -49,7 +49,7 @@ import os
 import sys
 import time
 
-from . import (arm64peers, boot, cpuid, deaths, exitcost, lockup, mainjob, nullblk, paths, plan,
+from . import (arm64peers, boot, cpuid, deaths, exitcost, hotplug, lockup, mainjob, nullblk, paths, plan,
                profile, pytestrun, results, standing, testhost, vmbench)
 
 # A scenario's test-host boot may run a whole plan (100 deaths runs: about
@@ -260,6 +260,16 @@ def _add_tools(sub):
     ap64.add_argument("--timeout", type=int, default=3600, help="seconds per test-host boot")
     ap64.add_argument("--boots", type=int, default=arm64peers.BOOTS)
     ap64.add_argument("-o", "--out", help="default bench/results/arm64-peers-YYYYMMDD-HHMM")
+    hp = sub.add_parser("hotplug", help="attach and detach times, idle and under load, and "
+                        "the datapath with empty hot-plug slots against none (bench/hotplug.sh)")
+    hp.add_argument("--arch", choices=testhost.ARCHES, default="x86_64")
+    hp.add_argument("--cycles", type=int, default=5,
+                    help="attach/detach cycles per mode (idle, load)")
+    hp.add_argument("-r", "--repeats", type=int, default=5, help="datapath pairs")
+    hp.add_argument("--slots", type=int, default=8, choices=range(1, 9),
+                    help="the empty slots set against none (1 to 8)")
+    hp.add_argument("--seed", type=int, default=None, help="the order's seed (default: the time)")
+    hp.add_argument("-o", "--out", help="default build/vmbench/hotplug-ARCH-YYYYMMDD-HHMMSS")
 
 
 def parser():
@@ -292,6 +302,19 @@ def cmd_arm64_peers(ap, args, argv):
         args.seed = int(time.time())
     args.out = os.path.abspath(args.out or arm64peers.default_out())
     return arm64peers.run(args)
+
+
+def cmd_hotplug(ap, args, argv):
+    if args.cycles < 1 or args.repeats < 1:
+        ap.error("hotplug: --cycles and -r: at least 1")
+    if args.seed is None:
+        args.seed = int(time.time())
+    args.out = os.path.abspath(args.out or os.path.join(
+        paths.BUILD, "vmbench", "hotplug-%s-%s" % (args.arch, time.strftime("%Y%m%d-%H%M%S"))))
+    os.makedirs(args.out, exist_ok=True)
+    write_meta(args)
+    hotplug.fix_meta(args.out, args.arch)
+    return hotplug.run(args)
 
 
 def cmd_testhost(ap, args, argv):
@@ -449,7 +472,8 @@ def cmd_scenario(ap, args, argv):
 # bench/vmbench COMMAND: the function that runs it, (ap, args, argv) -> status.
 COMMANDS = dict({s: cmd_scenario for s in SCENARIOS},
                 analyse=cmd_analyse, run=cmd_run, pytest=cmd_pytest, testhost=cmd_testhost,
-                report=cmd_report, **{"arm64-peers": cmd_arm64_peers})
+                report=cmd_report, hotplug=cmd_hotplug,
+                **{"arm64-peers": cmd_arm64_peers})
 
 
 def main(argv):

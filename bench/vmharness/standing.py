@@ -17,7 +17,7 @@ import math
 import os
 import re
 
-from . import arm64peers, boot, deaths, plan, profile, results
+from . import arm64peers, boot, deaths, hotplug, plan, profile, results
 from .stats import mean_interval, paired_ratio
 
 ROOT = "bench/results"
@@ -514,6 +514,23 @@ def deaths_section(entries):
     return out
 
 
+# ---- hot-plug: attach and detach times, empty slots' cost ------------------
+
+def hotplug_section(entries):
+    """Per architecture, the newest `bench/vmbench hotplug`: its times
+    table and the datapath line, as hotplug.analyse writes them."""
+    out = []
+    for arch, title in (("x86_64", "x86-64"), ("arm64", "arm64")):
+        entry = next((e for e in entries if e["kind"] == "hotplug"
+                      and e["meta"].get("arch") == arch), None)
+        if not entry:
+            continue
+        text = hotplug.analyse(results.real(entry["dir"]))
+        out += ["%s:" % title, ""] + [l for l in text.splitlines() if not l.startswith("# ")]
+        out += _data_line(entry) + [""]
+    return out
+
+
 # ---- the control socket's cost ---------------------------------------------
 
 API_JOBS = ("randread-4k", "seed-randread", "seed-randwrite", "seed-seqread", "seed-seqwrite")
@@ -717,6 +734,8 @@ SECTIONS = (
     ("Seed 004 on today's driver: guest batching x device batching", seed004_section),
     ("Seed 004's driver change under ours, QEMU and kvmtool", seed004_peers_section),
     ("The device alone beside the host's own fio (devbench)", devbench_section),
+    ("Hot-plug: attach and detach times, and empty slots beside the disks given at launch",
+     hotplug_section),
     ("Boot: launch to /init", boot_section),
     ("Deaths: how often guests die, ours and QEMU's", deaths_section),
 )
