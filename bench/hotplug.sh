@@ -93,7 +93,7 @@ measure_times() {
 	mkdir -p "$d"
 	rm -f "$sock"
 	date +%s >"$OUT/heartbeat"
-	"$VMM" run -c 2 -m 512 -k "$K" -i "$I" -d ram:256M,queues=2 --api "$sock" \
+	timeout -s TERM 900 "$VMM" run -v -c 2 -m 512 -k "$K" -i "$I" -d ram:256M,queues=2 --api "$sock" \
 		-p "$BASE run64=$(b64 "CYCLES=$CYCLES; $GUEST")" </dev/null >"$d/console" 2>"$d/stderr" &
 	pid=$!
 	i=1
@@ -129,7 +129,7 @@ measure_datapath() {
 		c=$OUT/datapath/$r-$s
 		[ -e "$c.rc" ] && continue
 		date +%s >"$OUT/heartbeat"
-		"$VMM" run -c 2 -m 512 -k "$K" -i "$I" --hotplug-slots "$s" \
+		timeout -s TERM 600 "$VMM" run -v -c 2 -m 512 -k "$K" -i "$I" --hotplug-slots "$s" \
 			-d ram:512M,queues=2,serial=data -p "$BASE disk=data fio=randread-4k" \
 			</dev/null >"$c.console" 2>"$c.stderr"
 		echo $? >"$c.rc"

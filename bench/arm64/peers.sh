@@ -27,6 +27,14 @@
 #                (run through that sysroot's dynamic loader), the same file,
 #                an iothread, aio=io_uring (cache=writeback: tmpfs has no
 #                O_DIRECT in 6.1), its PL011 console (ttyAMA0)
+#   vmm-nullb, kvmtool-nullb, qemu-nullb
+#                the same three on a block device: a memory-backed null_blk
+#                of disk_mb (the plan's "nullb BS COMPLETION_NS" line: its
+#                logical block and completion time; submit_queues=2,
+#                hw_queue_depth=64, irqmode=2), made through configfs and
+#                written once whole before the first boot, opened with
+#                O_DIRECT by every VMM (ours `direct`, kvmtool `direct`,
+#                QEMU cache=none with aio=io_uring and an iothread)
 # Every guest: 2 vCPUs, 512 MiB, Debian's arm64 kernel and the guest image
 # (build/guest/arm64), an 8 MiB boot disk /tmp/boot.img as vda (unused),
 # the data disk as vdb, created anew (sparse, zeros) before every boot.
@@ -83,6 +91,32 @@ echo "=== FIO-JSON BEGIN \$j ===";sed -n '/^{/,\$p' /tmp/o.json|awk '/[[{] *\$/|
 EOF
 }
 
+# qemu_argv DATA CACHE: QEMU's command line with DATA as vdb.
+qemu_argv() {
+	echo "$SYSROOT/lib/ld-linux-aarch64.so.1 --library-path $QEMU_LIBS $SYSROOT/usr/bin/qemu-system-aarch64 -L $SYSROOT/usr/share/qemu -M virt,gic-version=3 -accel kvm -cpu host -smp 2 -m 512 -nodefaults -nographic -serial stdio -monitor none -kernel $K -initrd $I -object iothread,id=io0 -drive file=/tmp/boot.img,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0 -drive file=$1,if=none,id=d1,format=raw,aio=io_uring,cache=$2 -device virtio-blk-pci,drive=d1,iothread=io0"
+}
+
+# nullb_make BS COMPLETION_NS: NULLB, a null_blk device of DISK_MB made
+# anew through configfs, every block written once (a memory-backed
+# null_blk reads a block never written as zeros without a copy).
+NULLB=
+NULLB_DIR=/sys/kernel/config/nullb/nullbpeers
+nullb_make() {
+	local d=$NULLB_DIR a
+	[ -d /sys/kernel/config/nullb ] || { echo "peers.sh: no null_blk in configfs" >&2; return 1; }
+	[ -d $d ] && { echo 0 >$d/power; rmdir $d; }
+	mkdir $d || return 1
+	for a in "size $DISK_MB" "blocksize $1" "memory_backed 1" "queue_mode 2" \
+		"submit_queues 2" "hw_queue_depth 64" "irqmode 2" "completion_nsec $2" "power 1"; do
+		echo "${a#* }" >"$d/${a%% *}" || return 1
+	done
+	NULLB=/dev/nullbpeers
+	[ -b $NULLB ] || NULLB=/dev/nullb$(cat $d/index)
+	[ -b $NULLB ] || { echo "peers.sh: null_blk made, but no $NULLB" >&2; return 1; }
+	dd if=/dev/zero of=$NULLB bs=1M count="$DISK_MB" 2>/dev/null
+	echo "peers.sh: $NULLB: $DISK_MB MiB, $1-byte blocks, completion $2 ns" >&2
+}
+
 # vm_argv CONFIG: the command line of one guest under CONFIG.
 vm_argv() {
 	local cfg=$1
@@ -94,7 +128,13 @@ vm_argv() {
 	kvmtool-file)
 		echo "$LKVM run -c 2 -m 512 -k $K -i $I --virtio-transport pci --irqchip gicv3-its --network mode=none -d /tmp/boot.img -d /tmp/disk.img" ;;
 	qemu-file)
-		echo "$SYSROOT/lib/ld-linux-aarch64.so.1 --library-path $QEMU_LIBS $SYSROOT/usr/bin/qemu-system-aarch64 -L $SYSROOT/usr/share/qemu -M virt,gic-version=3 -accel kvm -cpu host -smp 2 -m 512 -nodefaults -nographic -serial stdio -monitor none -kernel $K -initrd $I -object iothread,id=io0 -drive file=/tmp/boot.img,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0 -drive file=/tmp/disk.img,if=none,id=d1,format=raw,aio=io_uring,cache=writeback -device virtio-blk-pci,drive=d1,iothread=io0" ;;
+		qemu_argv /tmp/disk.img writeback ;;
+	vmm-nullb)
+		echo "$VMM run -c 2 -m 512 -k $K -i $I -d /tmp/boot.img -d $NULLB,direct" ;;
+	kvmtool-nullb)
+		echo "$LKVM run -c 2 -m 512 -k $K -i $I --virtio-transport pci --irqchip gicv3-its --network mode=none -d /tmp/boot.img -d $NULLB,direct" ;;
+	qemu-nullb)
+		qemu_argv "$NULLB" none ;;
 	*)
 		echo "peers.sh: no configuration $cfg" >&2
 		return 1 ;;
@@ -162,12 +202,14 @@ emit_runs() {
 echo "peers.sh: $(uname -r), $(nproc) CPUs, kvm debugfs: $(ls /sys/kernel/debug/kvm 2>/dev/null | grep -vc -- -)" >&2
 RT=0
 DISK_MB=1024
+NULLB_ARGS="512 10000"
 BROKEN=
 while read -r a b c d; do
 	case $a in
 	'#'* | '') continue ;;
 	runtime) RT=$b; continue ;;
 	disk_mb) DISK_MB=$b; continue ;;
+	nullb) NULLB_ARGS="$b $c"; continue ;;
 	esac
 	rep=$a pos=$b cfg=$c jobs=$d
 	if [ -f "$OUT/runs.jsonl" ] && grep -q "\"repeat\":$rep,\"pos\":$pos,\"config\":\"$cfg\"" "$OUT/runs.jsonl"; then
@@ -177,6 +219,13 @@ while read -r a b c d; do
 	*" $cfg "*)
 		echo "peers.sh: repeat $rep, $cfg: skipped (an earlier boot of it gave no fio result)" >&2
 		continue ;;
+	esac
+	case $cfg in *-nullb)
+		if [ -z "$NULLB" ] && ! nullb_make $NULLB_ARGS; then
+			echo "peers.sh: repeat $rep, $cfg: skipped (no null_blk device)" >&2
+			BROKEN="$BROKEN $cfg"
+			continue
+		fi ;;
 	esac
 	argv=$(vm_argv "$cfg") || exit 2
 	script=$(guest_script "$(echo "$jobs" | tr , ' ')" "$RT")
@@ -222,5 +271,6 @@ while read -r a b c d; do
 	rm -rf "$con" "$kd"
 done <"$OUT/plan.txt"
 rm -f /tmp/disk.img /tmp/boot.img
+[ -d $NULLB_DIR ] && { echo 0 >$NULLB_DIR/power; rmdir $NULLB_DIR; }
 rmdir "$OUT/tmp" 2>/dev/null
 exit 0

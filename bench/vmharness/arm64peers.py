@@ -17,9 +17,15 @@ Configurations (peers.sh says how each is started):
   qemu-file     QEMU 7.2 (Debian's arm64 build, unpacked with its
                 libraries by bench/arm64/qemu-sysroot.sh), the same file,
                 an iothread, aio=io_uring, cache=writeback
+  vmm-nullb, kvmtool-nullb, qemu-nullb
+                the same on a block device: a memory-backed null_blk of
+                the data disk's size in the test host (512-byte blocks,
+                10 us completions: the x86 comparison's device), opened
+                with O_DIRECT by every VMM (QEMU: cache=none)
 The like-for-like pairs are the *-file ones (the same backing file, page
-cache, no O_DIRECT: tmpfs has none in 6.1); vmm-ram against a *-file peer
-compares our RAM disk with the peer's nearest equivalent.
+cache, no O_DIRECT: tmpfs has none in 6.1) and the *-nullb ones (the same
+block device, O_DIRECT); vmm-ram against a *-file peer compares our RAM
+disk with the peer's nearest equivalent.
 
 Analysis: per job and fio phase, each configuration's IOPS and mean
 completion latency (mean, sd, 95% interval on the log scale), and for
@@ -37,13 +43,14 @@ import random
 import sys
 import time
 
-from . import paths, results, testhost
+from . import nullblk, paths, results, testhost
 from .plan import load_runs
 from .report import cell_value, fio_figures, fmt_p, load_fio, section_title
 from .stats import ALPHA, mean_interval, paired_ratio
 
 RUNNER = os.path.join("bench", "arm64", "peers.sh")
-CONFIGS = ("vmm-ram", "vmm-file", "kvmtool-file", "qemu-file")
+CONFIGS = ("vmm-ram", "vmm-file", "kvmtool-file", "qemu-file",
+           "vmm-nullb", "kvmtool-nullb", "qemu-nullb")
 JOBS = ("randread-4k", "randwrite-4k", "seed-virtio-blk")
 # (baseline, other, like-for-like, target of issue 38: other/baseline IOPS)
 COMPARISONS = (
@@ -52,6 +59,8 @@ COMPARISONS = (
     ("qemu-file", "vmm-file", True, 1.0),
     ("qemu-file", "vmm-ram", False, 1.0),
     ("vmm-file", "vmm-ram", False, None),
+    ("kvmtool-nullb", "vmm-nullb", True, 1.5),
+    ("qemu-nullb", "vmm-nullb", True, 1.0),
 )
 # The KVM counters (debugfs, arm64 6.1) reported per request.
 KVM_FIGURES = ("exits", "mmio_exit_user", "mmio_exit_kernel", "wfi_exit_stat",
@@ -60,6 +69,8 @@ KVM_FIGURES = ("exits", "mmio_exit_user", "mmio_exit_kernel", "wfi_exit_stat",
 KINDED_EXITS = ("mmio_exit_user", "mmio_exit_kernel", "wfi_exit_stat", "wfe_exit_stat",
                 "hvc_exit_stat", "signal_exits")
 BOOTS = 3
+# The null_blk configurations' device: the x86 comparison's defaults.
+NULLB = {"bs": nullblk.DEFAULTS["bs"], "completion_ns": nullblk.DEFAULTS["completion_ns"]}
 # The stall limit of a test-host boot: bench/arm64/peers.sh writes
 # OUT/heartbeat as each guest boot starts and bounds each boot below this
 # (its RUN_TIMEOUT and QEMU_TIMEOUT), so only a test host that locked up
@@ -93,6 +104,8 @@ def plan_text(plan, seed, seed_runtime, disk_mb):
     """OUT/plan.txt as peers.sh reads it."""
     lines = ["# bench/vmbench arm64-peers plan, seed %d" % seed,
              "runtime %d" % seed_runtime, "disk_mb %d" % disk_mb]
+    if any(c.endswith("-nullb") for _, _, c, _ in plan):
+        lines.append("nullb %d %d" % (NULLB["bs"], NULLB["completion_ns"]))
     lines += ["%d %d %s %s" % (rep, pos, c, ",".join(js)) for rep, pos, c, js in plan]
     return "\n".join(lines) + "\n"
 
@@ -107,6 +120,9 @@ def read_plan(out):
                 continue
             if w[0] in ("runtime", "disk_mb"):
                 opts[w[0]] = int(w[1])
+                continue
+            if w[0] == "nullb":
+                opts["nullb"] = {"bs": int(w[1]), "completion_ns": int(w[2])}
                 continue
             plan.append((int(w[0]), int(w[1]), w[2], w[3].split(",")))
     return plan, opts
@@ -272,8 +288,9 @@ def analyse_data(out, plan, runs, meta=None):
               "Ratios: OTHER / BASE paired by repeat, the geometric mean of the "
               "per-repeat ratios [95% t interval on the log scale], paired t-test "
               "p, **sig** when p < 0.05.  Like-for-like: vmm-file against "
-              "kvmtool-file and qemu-file (the same file on the test host's tmpfs); "
-              "vmm-ram is our RAM disk.  Repeat 0 (if any): a check, one boot "
+              "kvmtool-file and qemu-file (the same file on the test host's tmpfs), "
+              "vmm-nullb against kvmtool-nullb and qemu-nullb (the same null_blk "
+              "device, O_DIRECT); vmm-ram is our RAM disk.  Repeat 0 (if any): a check, one boot "
               "outside the paired design, in the means only.\n")
     md.append("### IOPS and mean completion latency\n")
     md.append("| job / phase (dir) | " + " | ".join(

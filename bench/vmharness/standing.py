@@ -243,53 +243,67 @@ def _arm64_summary(d, _mtime, meta_json):
     return arm64peers.analyse_data(d, p, arm64peers.load_runs(d), meta)[1]
 
 
-ARM64_PEERS = (("kvmtool", "kvmtool-file"), ("QEMU", "qemu-file"))
+# Per backing, our configuration and the peers' ones beside it (each like
+# for like: the same file, or the same null_blk device with O_DIRECT).
+ARM64_BACKINGS = {
+    "file": ("vmm-file", (("kvmtool", "kvmtool-file"), ("QEMU", "qemu-file"))),
+    "nullb": ("vmm-nullb", (("kvmtool", "kvmtool-nullb"), ("QEMU", "qemu-nullb"))),
+}
 
 
-def arm64_entries(entries):
-    """Per arm64 peer configuration, the newest arm64-peers run that has it
-    beside ours on the same file: {base: entry}.  A run may measure one
-    peer only (a rebuilt kvmtool measured again), so each peer's figures
-    come from its own newest run."""
+def arm64_entries(entries, backing="file"):
+    """Per arm64 peer configuration of BACKING, the newest arm64-peers run
+    that has it beside ours on the same disk: {base: entry}.  A run may
+    measure one peer only (a rebuilt kvmtool measured again), so each
+    peer's figures come from its own newest run."""
+    ours, peers = ARM64_BACKINGS[backing]
     out = {}
-    for _, base in ARM64_PEERS:
+    for _, base in peers:
         for e in entries:
             configs = e["meta"].get("configs") or ()
-            if e["kind"] == "arm64-peers" and base in configs and "vmm-file" in configs:
+            if e["kind"] == "arm64-peers" and base in configs and ours in configs:
                 out[base] = e
                 break
     return out
 
 
-def arm64_comparison(entry, base, job, phase=None):
-    """vmm-file / BASE, IOPS, of JOB (and PHASE) in ENTRY, or None."""
+def arm64_comparison(entry, base, job, phase=None, ours="vmm-file"):
+    """OURS / BASE, IOPS, of JOB (and PHASE) in ENTRY, or None."""
     return next((c for c in arm64_summary(entry)["comparisons"]
                  if c["figure"] == "iops" and c["like_for_like"] and c["base"] == base
-                 and c["other"] == "vmm-file" and c["job"] == job
+                 and c["other"] == ours and c["job"] == job
                  and (phase is None or c["phase"] == phase)), None)
 
 
-def arm64_section(entries):
-    runs = arm64_entries(entries)
+ARM64_DISKS = {
+    "file": "the same file (the arm64 test host's tmpfs)",
+    "nullb": "the same block device (a memory-backed null_blk in the arm64 test host, "
+             "512-byte blocks, 10 us completions, opened with O_DIRECT by every VMM)",
+}
+
+
+def arm64_section(entries, backing="file"):
+    ours, peers = ARM64_BACKINGS[backing]
+    runs = arm64_entries(entries, backing)
     if not runs:
         return []
-    bases = [b for _, b in ARM64_PEERS if b in runs]
-    out = ["Like for like: our VMM and the peer on the same file (the arm64 test "
-           "host's tmpfs), paired by repeat, each peer from its newest run; the "
-           "target is issue 38's (at least 1.5x kvmtool's IOPS, at least QEMU's).", "",
-           "| job / phase | %s |" % " | ".join("vmm-file / %s, IOPS (95%% CI) | target" % b
+    bases = [b for _, b in peers if b in runs]
+    out = ["Like for like: our VMM and the peer on %s, paired by repeat, each peer "
+           "from its newest run; the target is issue 38's (at least 1.5x kvmtool's "
+           "IOPS, at least QEMU's)." % ARM64_DISKS[backing], "",
+           "| job / phase | %s |" % " | ".join("%s / %s, IOPS (95%% CI) | target" % (ours, b)
                                             for b in bases),
            "|---|" + "---|---|" * len(bases)]
     keys = []
     for b in bases:
         for c in arm64_summary(runs[b])["comparisons"]:
-            if c["base"] == b and c["figure"] == "iops" and c["like_for_like"] \
-                    and (c["job"], c["phase"]) not in keys:
+            if c["base"] == b and c["other"] == ours and c["figure"] == "iops" \
+                    and c["like_for_like"] and (c["job"], c["phase"]) not in keys:
                 keys.append((c["job"], c["phase"]))
     for job, phase in keys:
         cells = []
         for b in bases:
-            c = arm64_comparison(runs[b], b, job, phase)
+            c = arm64_comparison(runs[b], b, job, phase, ours)
             if not c or c["ratio"] is None:
                 cells += ["-", "-"]
                 continue
@@ -303,12 +317,12 @@ def arm64_section(entries):
         _, per_req, _ = arm64peers.collect(runs[b]["dir"], arm64peers.load_runs(runs[b]["dir"]))
         for job, by_cfg in per_req.items():
             for fig in ("interrupts", "exits"):
-                r = arm64peers.compare(by_cfg, b, "vmm-file", fig)
+                r = arm64peers.compare(by_cfg, b, ours, fig)
                 if r["ratio"] is not None:
                     words.append("%s %s %s (%s)" % (job, fig, fmt_ratio(r),
                                                     verdict(r, "more", "fewer")))
         if words:
-            out.append("Per request, vmm-file / %s: %s." % (b, "; ".join(words)))
+            out.append("Per request, %s / %s: %s." % (ours, b, "; ".join(words)))
     for e in _unique(runs[b] for b in bases):
         s = arm64_summary(e)
         if s["problems"]:
@@ -728,6 +742,8 @@ SECTIONS = (
     ("x86-64 on tmpfs: ours beside QEMU with one queue", lambda es: x86_section(es, True)),
     ("x86-64 on tmpfs: ours beside kvmtool (ours with one queue per vCPU, kvmtool's one "
      "queue)", lambda es: x86_section(es, False, "kvmtool", "kvmtool")),
+    ("arm64 on a block device (null_blk, O_DIRECT): ours beside kvmtool and QEMU",
+     lambda es: arm64_section(es, "nullb")),
     ("arm64: ours beside kvmtool and QEMU", arm64_section),
     ("x86-64: the control socket's cost (polled every second, a limit far above the disk)",
      api_section),
@@ -779,15 +795,17 @@ def headline_rows(root=ROOT):
     for r in x86_rows(entries, other="vmm", base="kvmtool", jobs=HEADLINE_JOBS):
         rows.append({"where": "x86-64, tmpfs", "job": r["job"], "peer": "kvmtool", "r": r["iops"],
                      "data": r["entry"]["name"]})
-    runs = arm64_entries(entries)
-    for peer, base in ARM64_PEERS[::-1]:
-        if base not in runs:
-            continue
-        for job in HEADLINE_JOBS:
-            c = arm64_comparison(runs[base], base, job)
-            if c and c["ratio"] is not None:
-                rows.append({"where": "arm64", "job": job, "peer": peer, "r": c,
-                             "data": runs[base]["name"]})
+    for backing, where in (("nullb", "arm64, null_blk"), ("file", "arm64")):
+        ours, peers = ARM64_BACKINGS[backing]
+        runs = arm64_entries(entries, backing)
+        for peer, base in peers[::-1]:
+            if base not in runs:
+                continue
+            for job in HEADLINE_JOBS:
+                c = arm64_comparison(runs[base], base, job, ours=ours)
+                if c and c["ratio"] is not None:
+                    rows.append({"where": where, "job": job, "peer": peer, "r": c,
+                                 "data": runs[base]["name"]})
     entry = next((e for e in entries if e["kind"] == "devbench"), None)
     if entry:
         for p in devbench_points(entry):

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from vmharness import arm64peers, stats
+from vmharness import arm64peers, paths, stats
 
 
 def fio_json(job, iops, lat_us, ios, direction="read", phases=None):
@@ -204,3 +204,29 @@ def test_peers_sh_bounds_every_boot_below_the_stall_limit():
     assert "sleep" not in sh and not re.search(r"done\s*&", sh)
     boot = sh.index('timeout -s TERM "$limit"')
     assert sh.rindex('date +%s >"$OUT/heartbeat"', 0, boot) > sh.index("while read -r a b c d")
+
+
+def test_nullb_plan_names_the_device_and_pairs_like_for_like(tmp_path):
+    """A plan with a *-nullb configuration carries the null_blk line
+    peers.sh makes the device from; a plan without has none; vmm-nullb
+    is compared like for like with kvmtool-nullb and qemu-nullb."""
+    p = arm64peers.make_plan(("vmm-nullb", "qemu-nullb"), ("randread-4k",), 2, 7)
+    text = arm64peers.plan_text(p, 7, 0, 1024)
+    assert "\nnullb 512 10000\n" in text
+    (tmp_path / "plan.txt").write_text(text)
+    plan, opts = arm64peers.read_plan(str(tmp_path))
+    assert opts["nullb"] == {"bs": 512, "completion_ns": 10000} and len(plan) == 4
+    no = arm64peers.make_plan(("vmm-file", "qemu-file"), ("randread-4k",), 2, 7)
+    assert "nullb" not in arm64peers.plan_text(no, 7, 0, 1024)
+    comps = {(b, o): ll for b, o, ll, _ in arm64peers.COMPARISONS}
+    assert comps[("kvmtool-nullb", "vmm-nullb")] and comps[("qemu-nullb", "vmm-nullb")]
+
+
+def test_peers_sh_opens_the_null_blk_with_o_direct_everywhere():
+    """Every *-nullb command line opens $NULLB with O_DIRECT (ours and
+    kvmtool `direct`, QEMU cache=none)."""
+    sh = open(os.path.join(paths.REPO, "bench", "arm64", "peers.sh")).read()
+    for cfg, want in (("vmm-nullb", "-d $NULLB,direct"), ("kvmtool-nullb", "-d $NULLB,direct"),
+                      ("qemu-nullb", 'qemu_argv "$NULLB" none')):
+        arm = sh[sh.index("\t%s)" % cfg):]
+        assert want in arm[:arm.index(";;")], cfg
