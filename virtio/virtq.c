@@ -392,8 +392,17 @@ bool virtq_avail_pending(const struct virtq *vq)
 
 bool virtq_driver_idle(const struct virtq *vq)
 {
-	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) ==
-	       __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
+	uint16_t used = __atomic_load_n(&vq->used->idx, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) != used)
+		return false;
+	/* With EVENT_IDX the driver also says what it has taken: having
+	 * read the used ring dry, it asks for the next interrupt with
+	 * used_event = its last used index (Linux's virtqueue_enable_cb).
+	 * Until then answers wait in the ring for a driver that may be
+	 * about to lose the device (a surprise removal breaks its rings). */
+	return !vq->event_idx ||
+	       __atomic_load_n(vq->used_event, __ATOMIC_ACQUIRE) == used;
 }
 
 bool virtq_enable_kick(struct virtq *vq)

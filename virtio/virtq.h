@@ -121,7 +121,8 @@ void virtq_disable_kick(struct virtq *vq);
 /* The driver has made buffers available that we have not popped. */
 bool virtq_avail_pending(const struct virtq *vq);
 /* From any thread: every buffer the driver made available has been
- * published as used (avail->idx == used->idx), as the driver sees it. */
+ * published as used (avail->idx == used->idx) and, with EVENT_IDX, the
+ * driver has taken them all (used_event == used->idx). */
 bool virtq_driver_idle(const struct virtq *vq);
 
 /* Bytes of guest memory the three rings occupy, for a given size. */

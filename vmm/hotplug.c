@@ -20,7 +20,7 @@
 /* --force: how long the rings must stay answered before the device
  * goes, and the most it waits for that. */
 #define FORCE_SETTLE_MS 100
-#define FORCE_WAIT_MS 2000
+#define FORCE_WAIT_MS 5000
 #define HP_OFF_GRACE_MS 3000 /* pciehp's own wait after power-off: 1 s */
 
 struct hp_slot {
@@ -277,9 +277,9 @@ static bool hp_wait_release(struct hotplug *h, struct hp_slot *s)
 
 /* --force, before the device goes: every request the guest has made or
  * makes is answered IOERR (in-flight ones complete as they do), until
- * its rings have stayed answered FORCE_SETTLE_MS (the guest's users of
- * the disk have seen their errors and stopped) or FORCE_WAIT_MS have
- * passed.  What a Linux guest would wait for at the removal is then
+ * its rings have stayed answered, and (EVENT_IDX) every answer taken,
+ * for FORCE_SETTLE_MS (the guest's users of the disk have seen their
+ * errors and stopped) or FORCE_WAIT_MS have passed.  What a Linux guest would wait for at the removal is then
  * answered already: 6.1's virtio_blk, removed with requests it still
  * has, waits for them for good (del_gendisk after virtio_break_device). */
 static void hp_fail_and_settle(struct hotplug *h, struct hp_slot *s)

@@ -770,9 +770,14 @@ static void test_fail_io(void **state)
 	blk_dev_fail_io(f->d[1]);
 	assert_int_equal(wait_used(q), head);
 	assert_int_equal(blkdrv_status(q, (uint16_t)head), VIRTIO_BLK_S_IOERR);
+	/* Answered, but the driver has not re-armed its interrupt at the
+	 * answer (EVENT_IDX's used_event): not idle until it has. */
+	assert_false(blk_dev_rings_idle(f->d[1]));
+	assert_false(drv_vq_enable_cb(&q->vq));
 	assert_true(blk_dev_rings_idle(f->d[1]));
 	assert_int_equal(io(f, 1, 1, VIRTIO_BLK_T_OUT, 8, 4096), VIRTIO_BLK_S_IOERR);
 	assert_int_equal(io(f, 1, 1, VIRTIO_BLK_T_IN, 8, 4096), VIRTIO_BLK_S_IOERR);
+	assert_false(drv_vq_enable_cb(&f->q[1][1].vq));
 	assert_true(blk_dev_rings_idle(f->d[1]));
 	fd = open(f->path, O_RDONLY);
 	assert_true(fd >= 0);
