@@ -22,10 +22,21 @@
 #   poweroff, reset  PSCI SYSTEM_OFF and SYSTEM_RESET: status 0 each
 #   panic            the guest reports a panic through pvpanic on PCI:
 #                    status 3
-#   hotplug          --api (4 hot-plug slots by default): `vmm ctl
-#                    attach ram:64M` gives the guest /dev/vdb through
-#                    pciehp, fio writes and verifies it, `vmm ctl detach
-#                    vdb` takes it out again (make e2e only)
+#   hotplug          --api (4 hot-plug slots by default), three times:
+#                    `vmm ctl attach ram:64M,serial=hpN` gives the guest
+#                    /dev/vdb through pciehp, fio writes and verifies it,
+#                    `vmm ctl detach vdb` takes it out again; the VMM's
+#                    threads and fds as before; bad requests refused
+#                    (one line, status 1, disks unchanged); first, in
+#                    hotplug/full, --hotplug-slots 1: a second attach
+#                    refused (make e2e only)
+#   hotplug-io       detach while fio writes to vdb, orderly then
+#                    --force: fio ends, vdb goes, no oops or hung task,
+#                    the launch disk still verifies (make e2e only)
+#   hotplug-rescan   the guest removes the attached disk's PCI function
+#                    (info: attached, 0 queues active) and rescans (vdb
+#                    back, its queues active), then detach (make e2e
+#                    only)
 set -u
 OUT=$1
 shift
@@ -160,18 +171,6 @@ case_panic() {
 	vm panic /dev/null -c 1 -m 512 -p "$BASE run64=$(b64 "$PANIC")"
 }
 
-# Hot-plug: the guest says ready, the host attaches; the guest waits for
-# vdb (each wait with a deadline), verifies 16 MiB on it and says so;
-# the host detaches (attention button, pciehp's 5 s, power off), the
-# guest waits for vdb to go, and powers off.
-HOTPLUG='echo ready
-n=0; while [ ! -b /dev/vdb ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done
-echo "SEEN $(cat /sys/block/vdb/size 2>/dev/null)"
-fio --eta=never --name=v --filename=/dev/vdb --ioengine=psync --direct=1 --bs=64k --rw=write --verify=crc32c --do_verify=1 --size=16M --output=/tmp/v.out
-echo "VERIFY rc=$?"; grep -i error /tmp/v.out | head -5
-n=0; while [ -e /sys/block/vdb ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done
-[ -e /sys/block/vdb ] && echo STILL || echo GONE
-dmesg | grep -iE "pciehp|pcieport|virtio|vdb|BAR|oops|BUG|WARNING|hung" | tail -n 40'
 # wait_vm PID FILE PATTERN S: wait_for, but no longer than VM PID lives.
 wait_vm() {
 	local i=0
@@ -183,27 +182,214 @@ wait_vm() {
 	done
 }
 
-case_hotplug() {
-	local d=$OUT/hotplug sock=/tmp/hp.sock bg
+# The hot-plug cases' guest side, ahead of each script: appear waits (at
+# most 300 s) for /dev/vdb, vanish for /sys/block/vdb to go and says
+# GONE or STILL (with its argument after); verify DEV SIZE is fio's
+# crc32c write and check.  HPLOG ends each script: the kernel's lines
+# about the slots and disks, and any oops, BUG, warning or hung task.
+HPLIB='appear() { n=0; while [ ! -b /dev/vdb ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done; }
+vanish() { n=0; while [ -e /sys/block/vdb ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n + 1)); done; [ -e /sys/block/vdb ] && echo "STILL$1" || echo "GONE$1"; }
+verify() { fio --eta=never --name=v --filename=$1 --ioengine=psync --direct=1 --bs=64k --rw=write --verify=crc32c --do_verify=1 --size=$2 --output=/tmp/v.out; }
+'
+HPLOG='
+dmesg | grep -iE "pciehp|virtio|vdb|oops|BUG|WARNING|hung|blocked" | tail -n 40'
+
+# ctl_out FILE SOCK ARGS: `vmm ctl SOCK ARGS`, its output and status
+# into FILE.
+ctl_out() {
+	local f=$1 sock=$2
+	shift 2
+	"$VMM" ctl "$sock" "$@" >"$f" 2>&1
+	echo "rc=$?" >>"$f"
+}
+
+# disks DIR SOCK WHEN: the VMM's disk names (from `info`'s lines, one
+# per disk: "vdb  ram  67108864 bytes  2 queues (2 active)") into
+# DIR/disks, as "WHEN: vda vdb".
+disks() {
+	echo "$3: $("$VMM" ctl "$2" info | grep -o '^vd[a-z]*' | tr '\n' ' ')" >>"$1/disks"
+}
+
+# refuse DIR SOCK WHEN WANT ARGS: a request the VMM must refuse; its
+# status, stderr's line count and first line into DIR/refusals:
+# "WHEN ARGS|WANT|rc=N|lines=N|LINE".
+refuse() {
+	local d=$1 sock=$2 when=$3 want=$4
+	shift 4
+	"$VMM" ctl "$sock" "$@" >/dev/null 2>"$d/refused"
+	echo "$when $*|$want|rc=$?|lines=$(wc -l <"$d/refused")|$(head -n 1 "$d/refused")" \
+		>>"$d/refusals"
+}
+
+# refusals DIR SOCK WHEN: the bad requests, between two looks at the
+# disk list (which they must leave as it was).
+refusals() {
+	disks "$1" "$2" "$3-before"
+	refuse "$@" "No such file" attach /nonexistent/disk.img
+	refuse "$@" "bad disk option" attach ram:64M,bogus=1
+	refuse "$@" "given at launch" detach vda
+	refuse "$@" "no disk 'vdq'" detach vdq
+	refuse "$@" "no disk 'vdb'" detach vdb --force
+	disks "$1" "$2" "$3-after"
+}
+
+# counts PID [LIKE]: the VMM's threads and open files ("T F"); with LIKE,
+# given a few seconds to come back to it (a `vmm ctl` that just ended
+# may still have its connection open in the VMM for a moment).
+counts() {
+	local i=0 c
+	while c="$(ls /proc/$1/task | wc -l) $(ls /proc/$1/fd | wc -l)"; do
+		[ -z "${2:-}" ] || [ "$c" = "$2" ] || [ $i -ge 50 ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "$c"
+}
+
+# Hot-plug, three times in a row: the guest says READYi, the host
+# attaches ram:64M,serial=hpi; the guest waits for vdb (64 MiB, serial
+# hpi), verifies 16 MiB on it and says VERIFYi; the host detaches
+# (attention button, pciehp's 5 s, power off), the guest waits for vdb
+# to go.  The VMM's threads and fds before the first attach and after
+# each detach into counts; the bad requests (refusals) before the first
+# attach and after the first detach.
+HOTPLUG="$HPLIB"'i=1; while [ $i -le 3 ]; do
+echo "READY$i"; appear
+echo "SEEN$i $(cat /sys/block/vdb/size) $(cat /sys/block/vdb/serial)"
+verify /dev/vdb 16M; echo "VERIFY$i rc=$?"
+vanish $i; i=$((i + 1)); done'"$HPLOG"
+
+# One slot (--hotplug-slots 1), in use: a second attach is refused; the
+# VMM ends on `vmm ctl quit` (143, as on SIGTERM).  Into hotplug/full.
+FULL="$HPLIB"'echo ready; appear; echo "SEEN $(cat /sys/block/vdb/size)"; sleep 600'
+hotplug_full() {
+	local d=$OUT/hotplug/full sock=/tmp/hp.sock bg
 	mkdir -p "$d"
 	rm -f "$sock"
-	vm hotplug /dev/null -c 2 -m 512 -d ram:8M --api "$sock" \
-		-p "$BASE run64=$(b64 "$HOTPLUG")" &
+	vm hotplug/full /dev/null -c 1 -m 512 -d ram:8M --api "$sock" \
+		--hotplug-slots 1 -p "$BASE run64=$(b64 "$FULL")" &
 	bg=$!
 	if wait_vm $bg "$d/console" '^ready' "$CASE_TIMEOUT"; then
-		"$VMM" ctl "$sock" attach ram:64M >"$d/attach" 2>&1
-		echo "rc=$?" >>"$d/attach"
-		if wait_vm $bg "$d/console" '^VERIFY' "$CASE_TIMEOUT"; then
-			"$VMM" ctl "$sock" detach vdb --timeout 120000 \
-				>"$d/detach" 2>&1
-			echo "rc=$?" >>"$d/detach"
+		ctl_out "$d/attach" "$sock" attach ram:64M
+		if wait_vm $bg "$d/console" '^SEEN' "$CASE_TIMEOUT"; then
+			disks "$d" "$sock" full-before
+			refuse "$d" "$sock" full "no free hot-plug slot (1, all in use)" attach ram:64M
+			disks "$d" "$sock" full-after
 		fi
 	fi
+	ctl_out "$d/quit" "$sock" quit
 	wait $bg
 	rm -f "$sock"
 }
 
-ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic hotplug"
+case_hotplug() {
+	local d=$OUT/hotplug sock=/tmp/hp.sock bg pid start i
+	# Anew if a test host that died runs it again; full first, as the
+	# case is done once its (last) VM's rc is there.
+	rm -rf "$d"
+	hotplug_full
+	rm -f "$sock"
+	vm hotplug /dev/null -c 2 -m 512 -d ram:8M --api "$sock" \
+		-p "$BASE run64=$(b64 "$HOTPLUG")" &
+	bg=$!
+	for i in 1 2 3; do
+		wait_vm $bg "$d/console" "^READY$i" "$CASE_TIMEOUT" || break
+		if [ $i = 1 ]; then
+			pid=$(pidof vmm)
+			start=$(counts "$pid")
+			echo "start $start" >"$d/counts"
+			refusals "$d" "$sock" start
+		fi
+		ctl_out "$d/attach$i" "$sock" attach "ram:64M,serial=hp$i"
+		wait_vm $bg "$d/console" "^VERIFY$i" "$CASE_TIMEOUT" || break
+		ctl_out "$d/detach$i" "$sock" detach vdb --timeout 120000
+		echo "detach$i $(counts "$pid" "$start")" >>"$d/counts"
+		[ $i = 1 ] && refusals "$d" "$sock" after
+	done
+	wait $bg
+	rm -f "$sock"
+}
+
+# Detach while fio writes to vdb (libaio, 16 deep, for 30 s), orderly
+# (safe) and then forced (force), a fresh attach before each: the guest
+# says READY-m, the host attaches; the guest starts fio, 2 s later says
+# WRITING-m, and the host detaches.  fio must end (any status) within
+# 60 s: else the guest says FIO-STUCK-m, shows its blocked tasks (sysrq
+# w) and resets at once (sysrq b: `poweroff -f` syncs and shuts devices
+# down, which blocks behind the stuck removal).  Then fio verify on the
+# launch disk (LAUNCH).
+HOTPLUG_IO="$HPLIB"'for m in safe force; do
+echo "READY-$m"; appear; echo "SEEN-$m $(cat /sys/block/vdb/size)"
+fio --eta=never --name=w --filename=/dev/vdb --ioengine=libaio --iodepth=16 --direct=1 --bs=4k --rw=randwrite --time_based --runtime=30 --output=/tmp/w.out & f=$!
+sleep 2
+( sleep 60; echo "FIO-STUCK-$m"; echo w >/proc/sysrq-trigger; sleep 5; dmesg | tail -n 60; echo b >/proc/sysrq-trigger ) & w=$!
+echo "WRITING-$m"
+wait $f; echo "FIO-$m rc=$?"; kill $w
+vanish "-$m"; done
+verify /dev/vda 8M; echo "LAUNCH rc=$?"'"$HPLOG"
+
+case_hotplug_io() {
+	local d=$OUT/hotplug-io sock=/tmp/hp.sock bg m
+	rm -rf "$d"
+	mkdir -p "$d"
+	rm -f "$sock"
+	vm hotplug-io /dev/null -c 2 -m 512 -d ram:8M --api "$sock" \
+		-p "$BASE run64=$(b64 "$HOTPLUG_IO")" &
+	bg=$!
+	for m in safe force; do
+		wait_vm $bg "$d/console" "^READY-$m" "$CASE_TIMEOUT" || break
+		ctl_out "$d/attach-$m" "$sock" attach ram:64M
+		wait_vm $bg "$d/console" "^WRITING-$m" "$CASE_TIMEOUT" || break
+		if [ $m = safe ]; then
+			ctl_out "$d/detach-$m" "$sock" detach vdb --timeout 120000
+		else
+			ctl_out "$d/detach-$m" "$sock" detach vdb --force
+		fi
+	done
+	wait $bg
+	rm -f "$sock"
+}
+
+# The guest lets the attached disk go on its own (sysfs remove of its PCI
+# function) and says GONE-removed; the host's `info` then (still
+# attached, no queue active) into info-removed, and a line on the
+# guest's console (through a FIFO) lets it go on: a PCI rescan, vdb back
+# and read, RESCANNED; `info` again into info-rescanned, and the host
+# detaches.
+HOTPLUG_RESCAN="$HPLIB"'echo ready; appear
+p=$(readlink -f /sys/block/vdb/device/..); echo "FUNCTION ${p##*/}"
+echo 1 >$p/remove; vanish -removed
+read -t 300 -r go; echo 1 >/sys/bus/pci/rescan; appear
+dd if=/dev/vdb of=/dev/null bs=64k count=16 iflag=direct 2>/dev/null; echo "READ rc=$?"
+echo RESCANNED; vanish -detached'"$HPLOG"
+
+case_hotplug_rescan() {
+	local d=$OUT/hotplug-rescan sock=/tmp/hp.sock in=/tmp/hp.in bg
+	rm -rf "$d"
+	mkdir -p "$d"
+	rm -f "$sock" "$in"
+	mkfifo "$in"
+	vm hotplug-rescan "$in" -c 2 -m 512 -d ram:8M --api "$sock" \
+		-p "$BASE run64=$(b64 "$HOTPLUG_RESCAN")" &
+	bg=$!
+	exec 3>"$in"
+	if wait_vm $bg "$d/console" '^ready' "$CASE_TIMEOUT"; then
+		ctl_out "$d/attach" "$sock" attach ram:64M
+		if wait_vm $bg "$d/console" '^[A-Z]*-removed' "$CASE_TIMEOUT"; then
+			ctl_out "$d/info-removed" "$sock" info
+			echo go >&3
+			if wait_vm $bg "$d/console" '^RESCANNED' "$CASE_TIMEOUT"; then
+				ctl_out "$d/info-rescanned" "$sock" info
+				ctl_out "$d/detach" "$sock" detach vdb --timeout 120000
+			fi
+		fi
+	fi
+	exec 3>&-
+	wait $bg
+	rm -f "$sock" "$in"
+}
+
+ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic hotplug hotplug-io hotplug-rescan"
 [ $# -gt 0 ] || set -- $ALL
 for c in "$@"; do
 	f=case_$(echo "$c" | tr - _)

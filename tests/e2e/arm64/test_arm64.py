@@ -3,8 +3,10 @@ in the arm64 test host (QEMU TCG aarch64 with virtualization=on, KVM
 inside): fio verify on a RAM disk and on a file with 1 and 2 queues,
 each queue's interrupts on its own ITS MSI; a read-only disk; the
 console both ways under the sandbox; PSCI poweroff and reset; a panic
-seen through pvpanic; a disk attached and detached through the control
-socket (PCIe native hot-plug).
+seen through pvpanic; disks attached and detached through the control
+socket (PCIe native hot-plug): three cycles with bad requests refused
+and no thread or fd left behind, a full slot, detach under fio (orderly
+and forced), the guest's own remove and rescan.
 
 One test-host boot runs the cases (tests/e2e/arm64/cases.sh); a test
 host that dies is booted again for the cases left.  ARM64_E2E_CASES
@@ -21,7 +23,7 @@ from vmharness import paths, testhost
 CASES = os.path.join(paths.REPO, "tests", "e2e", "arm64", "cases.sh")
 OUT = os.path.join(paths.BUILD, "e2e-arm64")
 QUICK = "verify-ram-2q verify-file-1q readonly console sigterm poweroff reset panic"
-ALL = QUICK + " verify-ram-1q verify-file-2q verify-intx hotplug"
+ALL = QUICK + " verify-ram-1q verify-file-2q verify-intx hotplug hotplug-io hotplug-rescan"
 WANTED = os.environ.get("ARM64_E2E_CASES", ALL).split()
 CASE_TIMEOUT = 900
 
@@ -164,19 +166,116 @@ def test_panic_through_pvpanic(results):
     assert "panicked" in err, err[-2000:]
 
 
+BAD = ("Oops", "BUG:", "WARNING:", "hung_task", "blocked for more than")
+
+
+def no_oops(con):
+    for bad in BAD:
+        assert bad not in con, "%s in the guest's log\n%s" % (bad, con[-3000:])
+
+
+def ctl_ok(out, name="vdb"):
+    """A `vmm ctl` attach or detach's output file (cases.sh ctl_out):
+    status 0, and the disk's name printed."""
+    return "rc=0" in out and re.search(r"^%s$" % name, out, re.M) is not None
+
+
+def check_refusals(read, sub=""):
+    """The bad requests (cases.sh refuse): each status 1, one line on
+    stderr with the words wanted; the disk list (vda at least) the same
+    before and after each round.  Returns the requests seen."""
+    lines = read(sub + "refusals").splitlines()
+    assert lines, "no refusal ran"
+    for line in lines:
+        what, want, rc, n, err = line.split("|", 4)
+        assert rc == "rc=1" and n == "lines=1" and want in err, line
+    disks = dict(l.split(": ", 1) for l in read(sub + "disks").splitlines())
+    whens = {w.rsplit("-", 1)[0] for w in disks}
+    for w in whens:
+        assert disks[w + "-before"] == disks[w + "-after"], disks
+        assert "vda" in disks[w + "-before"].split(), disks
+    return [l.split("|")[0] for l in lines]
+
+
 def test_hotplug(results):
-    """`vmm ctl attach ram:64M` answers vdb and the guest's pciehp brings
-    /dev/vdb up (64 MiB) on its own; fio verifies 16 MiB on it; `vmm ctl
-    detach vdb` returns once the guest let it go, and /sys/block/vdb is
-    gone; no oops, BUG or warning; the VMM ends with status 0."""
+    """Three cycles: `vmm ctl attach ram:64M,serial=hpN` answers vdb and
+    the guest's pciehp brings /dev/vdb up (64 MiB, serial hpN) on its
+    own; fio verifies 16 MiB on it; `vmm ctl detach vdb` returns once
+    the guest let it go, and /sys/block/vdb is gone; the VMM's threads
+    and fds after each detach as before the first attach.  Bad requests
+    refused before the first attach and after the first detach.  No
+    oops, BUG or warning; the VMM ends with status 0."""
     rc, con, err, read = case(results, "hotplug")
-    attach, detach = read("attach"), read("detach")
-    assert "rc=0" in attach and re.search(r"\bvdb\b", attach), \
-        "attach: %s\n%s\n%s" % (attach, err[-2000:], con[-3000:])
-    assert "SEEN %d" % (64 * 2048) in con, con[-3000:]
-    assert "VERIFY rc=0" in con, con[-3000:]
-    assert "rc=0" in detach, "detach: %s\n%s" % (detach, con[-3000:])
-    assert any(l.strip() == "GONE" for l in con.splitlines()), con[-3000:]
-    for bad in ("Oops", "BUG:", "WARNING:", "hung_task", "blocked for more"):
-        assert bad not in con, con[-3000:]
+    for i in (1, 2, 3):
+        attach, detach = read("attach%d" % i), read("detach%d" % i)
+        assert ctl_ok(attach), "attach %d: %s\n%s\n%s" % (i, attach, err[-2000:], con[-3000:])
+        assert "SEEN%d %d hp%d" % (i, 64 * 2048, i) in con, con[-3000:]
+        assert "VERIFY%d rc=0" % i in con, con[-3000:]
+        assert ctl_ok(detach), "detach %d: %s\n%s" % (i, detach, con[-3000:])
+        assert "GONE%d" % i in con.split(), con[-3000:]
+    counts = dict(l.split(" ", 1) for l in read("counts").splitlines())
+    assert list(counts) == ["start", "detach1", "detach2", "detach3"], counts
+    assert set(counts.values()) == {counts["start"]}, \
+        "threads and fds after each detach differ from the start: %s" % counts
+    seen = check_refusals(read)
+    assert len(seen) == 10 and seen[0].startswith("start ") \
+        and seen[5].startswith("after "), seen
+    no_oops(con)
+    assert rc == 0, "status %d: %s" % (rc, err[-2000:])
+
+
+def test_hotplug_no_free_slot(results):
+    """--hotplug-slots 1 with its slot in use: the second attach is
+    refused with one line and status 1, the disks as they were; `vmm
+    ctl quit` then ends the VMM as SIGTERM would (143)."""
+    rc, con, err, read = case(results, "hotplug")
+    sub = "full/"
+    assert ctl_ok(read(sub + "attach")), read(sub + "attach") + read(sub + "stderr")[-2000:]
+    assert "SEEN %d" % (64 * 2048) in read(sub + "console"), read(sub + "console")[-3000:]
+    assert check_refusals(read, sub) == ["full attach ram:64M"]
+    assert read(sub + "disks").splitlines()[0].split(": ")[1].split() == ["vda", "vdb"]
+    assert "rc=0" in read(sub + "quit") and read(sub + "rc").strip() == "143", \
+        read(sub + "quit") + read(sub + "stderr")[-2000:]
+
+
+def test_hotplug_detach_under_io(results):
+    """Detach while fio writes to vdb, orderly then forced, a fresh
+    attach before each: fio ends within 60 s either way (else the
+    guest's FIO-STUCK and blocked tasks), vdb goes, the launch disk
+    still verifies; no oops, BUG, warning or hung task; status 0."""
+    rc, con, err, read = case(results, "hotplug-io")
+    stuck = [l for l in con.splitlines() if l.startswith("FIO-STUCK")]
+    assert not stuck, "fio blocked after the detach: %s\n%s" % (stuck, con[-6000:])
+    for m in ("safe", "force"):
+        assert ctl_ok(read("attach-" + m)), "attach %s: %s\n%s" % (m, read("attach-" + m), con[-3000:])
+        assert "SEEN-%s %d" % (m, 64 * 2048) in con, con[-3000:]
+        assert ctl_ok(read("detach-" + m)), "detach %s: %s\n%s" % (m, read("detach-" + m), con[-3000:])
+        assert re.search(r"^FIO-%s rc=\d+" % m, con, re.M), con[-3000:]  # ended, either way
+        assert "GONE-" + m in con.split(), con[-3000:]
+    assert "LAUNCH rc=0" in con, con[-3000:]
+    no_oops(con)
+    assert rc == 0, "status %d: %s" % (rc, err[-2000:])
+
+
+def active_queues(info):
+    """`vmm ctl info`'s vdb line: (queues, active)."""
+    m = re.search(r"^vdb\s.*\s(\d+) queues \((\d+) active\)", info, re.M)
+    assert m, info
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_hotplug_guest_remove_and_rescan(results):
+    """The guest removes the attached disk's PCI function: the VMM's
+    info still lists vdb, no queue active; the guest's rescan brings it
+    back (read with O_DIRECT), each queue active again; then detach."""
+    rc, con, err, read = case(results, "hotplug-rescan")
+    assert ctl_ok(read("attach")), read("attach") + con[-3000:]
+    assert "GONE-removed" in con.split(), con[-3000:]
+    queues, active = active_queues(read("info-removed"))
+    assert queues >= 1 and active == 0, read("info-removed")
+    assert "READ rc=0" in con, con[-3000:]
+    assert active_queues(read("info-rescanned")) == (queues, queues), read("info-rescanned")
+    assert ctl_ok(read("detach")), read("detach") + con[-3000:]
+    assert "GONE-detached" in con.split(), con[-3000:]
+    no_oops(con)
     assert rc == 0, "status %d: %s" % (rc, err[-2000:])
