@@ -73,8 +73,15 @@ def results(out):
     """{arch, cycles: [record], times_status, pairs: [(none, with)],
     slots, failed: [datapath records that gave no IOPS]}."""
     runs = plan.load_runs(out)
-    cycles = [r for r in runs if r.get("part") == "cycle"]
-    times = [r for r in runs if r.get("part") == "times"]
+    # Each guest of part 1 ("times", then its cycles); one that died is
+    # run again on the test host's next boot: the last attempt counts.
+    times, cycles = [], []
+    for r in runs:
+        if r.get("part") == "times":
+            times.append(r)
+            cycles = []
+        elif r.get("part") == "cycle":
+            cycles.append(r)
     by_repeat, failed, slots = {}, [], 0
     for r in runs:
         if r.get("part") != "datapath":
@@ -88,6 +95,7 @@ def results(out):
     pairs = [(v[0], v[slots]) for _, v in sorted(by_repeat.items()) if 0 in v and slots in v]
     arch = (runs[0].get("arch") if runs else None)
     return {"arch": arch, "cycles": cycles, "times_status": times[-1]["status"] if times else None,
+            "times_failed": [t["status"] for t in times[:-1]],
             "pairs": pairs, "slots": slots, "failed": failed}
 
 
@@ -129,9 +137,12 @@ def analyse(out):
     lines = ["# Hot-plug, %s test host" % (res["arch"] or "?"), ""]
     lines += times_table(res["cycles"])
     lines.append("")
-    lines.append("%d cycles recorded, guest status %s%s." % (
+    lines.append("%d cycles recorded, guest status %s%s%s." % (
         len(res["cycles"]), res["times_status"],
-        "; attach or detach failed in cycles %s" % [c["cycle"] for c in bad] if bad else ""))
+        "; attach or detach failed in cycles %s" % [c["cycle"] for c in bad] if bad else "",
+        "; run again after %d guest(s) that ended early (status %s)" % (
+            len(res["times_failed"]), ", ".join(map(str, res["times_failed"])))
+        if res["times_failed"] else ""))
     lines.append("")
     lines.append(datapath_line(res)[0])
     if res["failed"]:

@@ -56,7 +56,9 @@ def cycle(i, mode, attach, readable, detach, arc=0):
 
 def test_analysis_takes_the_times_and_pairs(tmp_path):
     out = str(tmp_path)
-    runs = [{"part": "times", "arch": "arm64", "status": 0, "cycles": 4},
+    runs = [{"part": "times", "arch": "arm64", "status": 4, "cycles": 1},  # died: run again
+            cycle(1, "idle", 11, 99999, 99999),
+            {"part": "times", "arch": "arm64", "status": 0, "cycles": 4},
             cycle(1, "idle", 10, 700, 5600), cycle(2, "load", 30, 900, 6100),
             cycle(3, "idle", 20, 500, 5500), cycle(4, "load", 50, 1300, 6300),
             cycle(5, "idle", 99, 99999, 99999, arc=1)]  # a failed attach: left out
@@ -76,6 +78,7 @@ def test_analysis_takes_the_times_and_pairs(tmp_path):
     assert "| detach to slot free | 5550 (5500-5600), 2 cycles | 6200 (6100-6300), 2 cycles |" \
         in text, text
     assert "attach or detach failed in cycles [5]" in text, text
+    assert "run again after 1 guest(s) that ended early (status 4)" in text, text
     assert "with 8 empty slots / with none: 0.90x" in text and "3 pairs" in text, text
     assert "0.90x (0.90-0.90), significant, 3 pairs" in text, text
     assert "4-0 (status 4)" in text, text
