@@ -37,6 +37,8 @@
 #                    (info: attached, 0 queues active) and rescans (vdb
 #                    back, its queues active), then detach (make e2e
 #                    only)
+#   hotplug-50       hotplug's cycles fifty times while the launch disk
+#                    runs fio verify over and over (make e2e only)
 set -u
 OUT=$1
 shift
@@ -60,7 +62,7 @@ vm() {
 	# A sign of life for the harness's stall detector at each VM's start;
 	# a VM lasts CASE_TIMEOUT at most, less than its stall limit.
 	date +%s >"$OUT/heartbeat"
-	timeout -s TERM "$CASE_TIMEOUT" "$VMM" run -v -k "$K" -i "$I" "$@" \
+	timeout -s TERM "${VM_LIMIT:-$CASE_TIMEOUT}" "$VMM" run -v -k "$K" -i "$I" "$@" \
 		<"$in" >"$d/console" 2>"$d/stderr"
 	echo $? >"$d/rc"
 }
@@ -246,18 +248,27 @@ counts() {
 	echo "$c"
 }
 
-# Hot-plug, three times in a row: the guest says READYi, the host
+# Hot-plug, three times in a row: the guest says READYi:, the host
 # attaches ram:64M,serial=hpi; the guest waits for vdb (64 MiB, serial
 # hpi), verifies 16 MiB on it and says VERIFYi; the host detaches
 # (attention button, pciehp's 5 s, power off), the guest waits for vdb
 # to go.  The VMM's threads and fds before the first attach and after
 # each detach into counts; the bad requests (refusals) before the first
 # attach and after the first detach.
-HOTPLUG="$HPLIB"'i=1; while [ $i -le 3 ]; do
-echo "READY$i"; appear
+# hp_cycles N: that guest side, N cycles.
+hp_cycles() {
+	printf '%s' 'i=1; while [ $i -le '"$1"' ]; do
+echo "READY$i:"; appear
 echo "SEEN$i $(cat /sys/block/vdb/size) $(cat /sys/block/vdb/serial)"
 verify /dev/vdb 16M; echo "VERIFY$i rc=$?"
-vanish $i; i=$((i + 1)); done'"$HPLOG"
+vanish $i; i=$((i + 1)); done'
+}
+HOTPLUG="$HPLIB$(hp_cycles 3)$HPLOG"
+# hotplug-50: fifty cycles while the launch disk (vda) runs fio verify
+# over and over, each pass saying BESIDE rc=N.
+HOTPLUG_50="$HPLIB"'( while [ ! -e /tmp/stop ]; do verify /dev/vda 8M; echo "BESIDE rc=$?"; done ) & b=$!
+'"$(hp_cycles 50)"'
+touch /tmp/stop; wait $b'"$HPLOG"
 
 # One slot (--hotplug-slots 1), in use: a second attach is refused; the
 # VMM ends on `vmm ctl quit` (143, as on SIGTERM).  Into hotplug/full.
@@ -283,7 +294,7 @@ hotplug_full() {
 }
 
 case_hotplug() {
-	local d=$OUT/hotplug sock=/tmp/hp.sock bg pid start i
+	local d=$OUT/hotplug sock=/tmp/hp.sock
 	# Anew if a test host that died runs it again; full first, as the
 	# case is done once its (last) VM's rc is there.
 	rm -rf "$d"
@@ -291,23 +302,48 @@ case_hotplug() {
 	rm -f "$sock"
 	vm hotplug /dev/null -c 2 -m 512 -d ram:8M --api "$sock" \
 		-p "$BASE run64=$(b64 "$HOTPLUG")" &
-	bg=$!
-	for i in 1 2 3; do
-		wait_vm $bg "$d/console" "^READY$i" "$CASE_TIMEOUT" || break
+	host_cycles "$d" "$sock" $! 3 refusals
+}
+
+# host_cycles DIR SOCK BG N [refusals]: the host's side of N cycles with
+# the VM BG: attach at READYi, detach at VERIFYi, the VMM's threads and
+# fds into DIR/counts (before the first attach, after each detach); with
+# "refusals", the bad requests before the first attach and after the
+# first detach.
+host_cycles() {
+	local d=$1 sock=$2 bg=$3 n=$4 refuse=${5:-} i=1 pid start
+	while [ $i -le "$n" ]; do
+		wait_vm $bg "$d/console" "^READY$i:" "$CASE_TIMEOUT" || break
 		if [ $i = 1 ]; then
 			pid=$(pidof vmm)
 			start=$(counts "$pid")
 			echo "start $start" >"$d/counts"
-			refusals "$d" "$sock" start
+			[ -n "$refuse" ] && refusals "$d" "$sock" start
 		fi
+		date +%s >"$OUT/heartbeat"
 		ctl_out "$d/attach$i" "$sock" attach "ram:64M,serial=hp$i"
-		wait_vm $bg "$d/console" "^VERIFY$i" "$CASE_TIMEOUT" || break
+		wait_vm $bg "$d/console" "^VERIFY$i " "$CASE_TIMEOUT" || break
 		ctl_out "$d/detach$i" "$sock" detach vdb --timeout 120000
 		echo "detach$i $(counts "$pid" "$start")" >>"$d/counts"
-		[ $i = 1 ] && refusals "$d" "$sock" after
+		[ $i = 1 ] && [ -n "$refuse" ] && refusals "$d" "$sock" after
+		i=$((i + 1))
 	done
 	wait $bg
 	rm -f "$sock"
+}
+
+case_hotplug_50() {
+	local d=$OUT/hotplug-50 sock=/tmp/hp.sock
+	rm -rf "$d"
+	mkdir -p "$d"
+	rm -f "$sock"
+	# Longer than one case's limit: the harness's stall detector sees
+	# the heartbeat of every cycle.
+	VM_LIMIT=$((2 * CASE_TIMEOUT))
+	vm hotplug-50 /dev/null -c 2 -m 512 -d ram:64M --api "$sock" \
+		-p "$BASE run64=$(b64 "$HOTPLUG_50")" &
+	VM_LIMIT=
+	host_cycles "$d" "$sock" $! 50
 }
 
 # Detach while fio writes to vdb (libaio, 16 deep, for 30 s), orderly
@@ -389,7 +425,7 @@ case_hotplug_rescan() {
 	rm -f "$sock" "$in"
 }
 
-ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic hotplug hotplug-io hotplug-rescan"
+ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic hotplug hotplug-io hotplug-rescan hotplug-50"
 [ $# -gt 0 ] || set -- $ALL
 for c in "$@"; do
 	f=case_$(echo "$c" | tr - _)
