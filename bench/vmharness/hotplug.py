@@ -137,6 +137,11 @@ def analyse(out):
     lines = ["# Hot-plug, %s test host" % (res["arch"] or "?"), ""]
     lines += times_table(res["cycles"])
     lines.append("")
+    lines.append("Under load: fio randread 4 KiB QD16 (io_uring, O_DIRECT) on the launch disk "
+                 "throughout the cycle.  Times in 10 ms steps (the test host's /proc/uptime); "
+                 "detach includes the guest's pciehp waiting 5 s for a cancel of the attention "
+                 "button.")
+    lines.append("")
     lines.append("%d cycles recorded, guest status %s%s%s." % (
         len(res["cycles"]), res["times_status"],
         "; attach or detach failed in cycles %s" % [c["cycle"] for c in bad] if bad else "",

@@ -540,8 +540,10 @@ def hotplug_section(entries):
         if not entry:
             continue
         text = hotplug.analyse(results.real(entry["dir"]))
-        out += ["%s:" % title, ""] + [l for l in text.splitlines() if not l.startswith("# ")]
-        out += _data_line(entry) + [""]
+        body = [l for l in text.splitlines() if not l.startswith("# ")]
+        while body and not body[0]:
+            body.pop(0)
+        out += ["%s:" % title, ""] + body + [""] + _data_line(entry) + [""]
     return out
 
 
