@@ -96,24 +96,15 @@ qemu_argv() {
 	echo "$SYSROOT/lib/ld-linux-aarch64.so.1 --library-path $QEMU_LIBS $SYSROOT/usr/bin/qemu-system-aarch64 -L $SYSROOT/usr/share/qemu -M virt,gic-version=3 -accel kvm -cpu host -smp 2 -m 512 -nodefaults -nographic -serial stdio -monitor none -kernel $K -initrd $I -object iothread,id=io0 -drive file=/tmp/boot.img,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0 -drive file=$1,if=none,id=d1,format=raw,aio=io_uring,cache=$2 -device virtio-blk-pci,drive=d1,iothread=io0"
 }
 
-# nullb_make BS COMPLETION_NS: NULLB, a null_blk device of DISK_MB made
-# anew through configfs, every block written once (a memory-backed
-# null_blk reads a block never written as zeros without a copy).
+# NULLB: the null_blk of the *-nullb configurations (made once, by
+# tests/testhost/nullb.sh's nullb_make, and written whole: a
+# memory-backed null_blk reads a block never written as zeros without a
+# copy).
+. "$REPO/tests/testhost/nullb.sh"
 NULLB=
-NULLB_DIR=/sys/kernel/config/nullb/nullbpeers
-nullb_make() {
-	local d=$NULLB_DIR a
-	[ -d /sys/kernel/config/nullb ] || { echo "peers.sh: no null_blk in configfs" >&2; return 1; }
-	[ -d $d ] && { echo 0 >$d/power; rmdir $d; }
-	mkdir $d || return 1
-	for a in "size $DISK_MB" "blocksize $1" "memory_backed 1" "queue_mode 2" \
-		"submit_queues 2" "hw_queue_depth 64" "irqmode 2" "completion_nsec $2" "power 1"; do
-		echo "${a#* }" >"$d/${a%% *}" || return 1
-	done
-	NULLB=/dev/nullbpeers
-	[ -b $NULLB ] || NULLB=/dev/nullb$(cat $d/index)
-	[ -b $NULLB ] || { echo "peers.sh: null_blk made, but no $NULLB" >&2; return 1; }
-	dd if=/dev/zero of=$NULLB bs=1M count="$DISK_MB" 2>/dev/null
+nullb_peers() {
+	NULLB=$(nullb_make nullbpeers "$DISK_MB" "$1" "$2") || return 1
+	dd if=/dev/zero of="$NULLB" bs=1M count="$DISK_MB" 2>/dev/null
 	echo "peers.sh: $NULLB: $DISK_MB MiB, $1-byte blocks, completion $2 ns" >&2
 }
 
@@ -221,7 +212,7 @@ while read -r a b c d; do
 		continue ;;
 	esac
 	case $cfg in *-nullb)
-		if [ -z "$NULLB" ] && ! nullb_make $NULLB_ARGS; then
+		if [ -z "$NULLB" ] && ! nullb_peers $NULLB_ARGS; then
 			echo "peers.sh: repeat $rep, $cfg: skipped (no null_blk device)" >&2
 			BROKEN="$BROKEN $cfg"
 			continue
@@ -271,6 +262,6 @@ while read -r a b c d; do
 	rm -rf "$con" "$kd"
 done <"$OUT/plan.txt"
 rm -f /tmp/disk.img /tmp/boot.img
-[ -d $NULLB_DIR ] && { echo 0 >$NULLB_DIR/power; rmdir $NULLB_DIR; }
+nullb_remove nullbpeers
 rmdir "$OUT/tmp" 2>/dev/null
 exit 0
