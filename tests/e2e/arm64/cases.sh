@@ -39,6 +39,10 @@
 #                    only)
 #   hotplug-50       hotplug's cycles fifty times while the launch disk
 #                    runs fio verify over and over (make e2e only)
+#   sizes            8 vCPUs, 8 disks (RAM, files, a null_blk with
+#                    O_DIRECT), one of 16 queues: fio verify on every
+#                    disk and queue at once, each queue's interrupts on
+#                    its own ITS MSI (make e2e only)
 set -u
 OUT=$1
 shift
@@ -49,6 +53,7 @@ I=$REPO/build/guest/arm64/initrd.img
 BASE="console=ttyS0 quiet panic=-1"
 CASE_TIMEOUT=${CASE_TIMEOUT:-900}
 mkdir -p "$OUT"
+. "$REPO/tests/testhost/nullb.sh"
 
 b64() { printf '%s' "$1" | base64 | tr -d '\n'; }
 
@@ -390,8 +395,8 @@ case_hotplug_io() {
 # function) and says GONE-removed; the host's `info` then (still
 # attached, no queue active) into info-removed, and a line on the
 # guest's console (through a FIFO) lets it go on: a PCI rescan, vdb back
-# and read, RESCANNED; `info` again into info-rescanned, and the host
-# detaches.
+# and read, RESCANNED; `info` again into info-rescanned; resize, limit,
+# pause and resume on it (info-resized after), and the host detaches.
 HOTPLUG_RESCAN="$HPLIB"'echo ready; appear
 p=$(readlink -f /sys/block/vdb/device/..); echo "FUNCTION ${p##*/}"
 echo 1 >$p/remove; vanish -removed
@@ -416,6 +421,13 @@ case_hotplug_rescan() {
 			echo go >&3
 			if wait_vm $bg "$d/console" '^RESCANNED' "$CASE_TIMEOUT"; then
 				ctl_out "$d/info-rescanned" "$sock" info
+				# The attached disk takes the other commands as
+				# a launch disk does.
+				ctl_out "$d/resize" "$sock" resize vdb 96M
+				ctl_out "$d/limit" "$sock" limit vdb iops=5000
+				ctl_out "$d/pause" "$sock" pause vdb
+				ctl_out "$d/resume" "$sock" resume vdb
+				ctl_out "$d/info-resized" "$sock" info
 				ctl_out "$d/detach" "$sock" detach vdb --timeout 120000
 			fi
 		fi
@@ -425,7 +437,48 @@ case_hotplug_rescan() {
 	rm -f "$sock" "$in"
 }
 
-ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic hotplug hotplug-io hotplug-rescan hotplug-50"
+# Sizes users run: 8 vCPUs and 8 disks (RAM disks, files on the test
+# host's tmpfs, a null_blk opened with O_DIRECT), one with 16 queues, the
+# others one per vCPU; fio verify on every disk at once, a job on every
+# vCPU (blk-mq sends vCPU i's requests to queue i); then each disk's
+# outcome, its queue count and each queue's interrupts ("irq NAME N
+# NUMBER CHIP": N summed over the CPUs, CHIP ITS-MSI or nothing).
+SIZES='n=$(nproc); pids=
+for d in /sys/block/vd*; do
+fio --name=v --filename=/dev/${d##*/} --ioengine=io_uring --direct=1 --rw=randwrite --bs=4k --iodepth=8 --size=2m --offset_increment=2m --numjobs=$n --cpus_allowed=0-$((n - 1)) --cpus_allowed_policy=split --verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0 --group_reporting --output=/tmp/${d##*/}.out >/dev/null 2>&1 &
+pids="$pids $!"; done
+bad=0; for p in $pids; do wait $p || bad=$((bad + 1)); done
+for d in /sys/block/vd*; do
+echo "verify ${d##*/}: $(grep -c "err= 0" /tmp/${d##*/}.out) clean, $(grep -o "err=[ 0-9]*" /tmp/${d##*/}.out | sort -u | tr "\n" " ")"
+echo "queues ${d##*/}: $(ls -d $d/mq/* | wc -l)"; done
+echo "failed fio runs: $bad"
+grep virtio /proc/interrupts | sed "s/^ *//" | while read -r irq rest; do
+t=0; for c in $rest; do case $c in *[!0-9]*) break ;; esac; t=$((t + c)); done
+echo "irq ${rest##* } $t ${irq%:} $(echo "$rest" | grep -o ITS-MSI)"; done'
+
+case_sizes() {
+	local d=$OUT/sizes dev i args="-d ram:64M,queues=16"
+	mkdir -p "$d"
+	if dev=$(nullb_make nullbsizes 64 512 10000 2>"$d/nullb"); then
+		args="$args -d $dev,direct,queues=8"
+	else
+		args="$args -d ram:24M,queues=8"
+	fi
+	for i in 2 3 4 5 6 7; do
+		if [ $((i % 2)) = 1 ]; then
+			args="$args -d ram:24M,queues=8"
+		else
+			truncate -s 24M /tmp/sizes$i.img
+			args="$args -d /tmp/sizes$i.img,queues=8"
+		fi
+	done
+	echo "$args" >"$d/disks"
+	vm sizes /dev/null -c 8 -m 1024 $args -p "$BASE run64=$(b64 "$SIZES")"
+	rm -f /tmp/sizes*.img
+	nullb_remove nullbsizes
+}
+
+ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic hotplug hotplug-io hotplug-rescan hotplug-50 sizes"
 [ $# -gt 0 ] || set -- $ALL
 for c in "$@"; do
 	f=case_$(echo "$c" | tr - _)

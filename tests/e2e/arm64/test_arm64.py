@@ -23,7 +23,7 @@ from vmharness import paths, testhost
 CASES = os.path.join(paths.REPO, "tests", "e2e", "arm64", "cases.sh")
 OUT = os.path.join(paths.BUILD, "e2e-arm64")
 QUICK = "verify-ram-2q verify-file-1q readonly console sigterm poweroff reset panic"
-ALL = QUICK + " verify-ram-1q verify-file-2q verify-intx hotplug hotplug-io hotplug-rescan hotplug-50"
+ALL = QUICK + " verify-ram-1q verify-file-2q verify-intx hotplug hotplug-io hotplug-rescan hotplug-50 sizes"
 WANTED = os.environ.get("ARM64_E2E_CASES", ALL).split()
 CASE_TIMEOUT = 900
 
@@ -290,7 +290,8 @@ def active_queues(info):
 def test_hotplug_guest_remove_and_rescan(results):
     """The guest removes the attached disk's PCI function: the VMM's
     info still lists vdb, no queue active; the guest's rescan brings it
-    back (read with O_DIRECT), each queue active again; then detach."""
+    back (read with O_DIRECT), each queue active again; resize, limit,
+    pause and resume work on it; then detach."""
     rc, con, err, read = case(results, "hotplug-rescan")
     assert ctl_ok(read("attach")), read("attach") + con[-3000:]
     assert "GONE-removed" in con.split(), con[-3000:]
@@ -298,7 +299,46 @@ def test_hotplug_guest_remove_and_rescan(results):
     assert queues >= 1 and active == 0, read("info-removed")
     assert "READ rc=0" in con, con[-3000:]
     assert active_queues(read("info-rescanned")) == (queues, queues), read("info-rescanned")
+    # resize, limit, pause, resume on the attached disk as on a launch disk
+    assert read("resize").split() == ["100663296", "bytes", "rc=0"], read("resize")
+    for c in ("limit", "pause", "resume"):
+        assert read(c).split() == ["ok", "rc=0"], (c, read(c))
+    assert re.search(r"^vdb\s+ram\s+100663296 bytes", read("info-resized"), re.M), \
+        read("info-resized")
     assert ctl_ok(read("detach")), read("detach") + con[-3000:]
     assert "GONE-detached" in con.split(), con[-3000:]
     no_oops(con)
     assert rc == 0, "status %d: %s" % (rc, err[-2000:])
+
+
+def test_sizes_eight_vcpus_eight_disks(results):
+    """8 vCPUs, 8 disks (RAM, files, a null_blk with O_DIRECT where the
+    test host makes one), one of 16 queues: fio verify on every disk with
+    a job on every vCPU passes; Linux uses min(queues, vCPUs) = 8 queues
+    on each; each queue has its own ITS interrupt, and every queue a job
+    ran on raised some."""
+    rc, con, err, read = case(results, "sizes")
+    assert rc == 0, "status %d: %s\n%s" % (rc, err[-2000:], con[-3000:])
+    lines = [l.strip() for l in con.splitlines()]
+    assert "failed fio runs: 0" in lines, con[-3000:]
+    verify = [l for l in lines if l.startswith("verify ")]
+    assert len(verify) == 8, con[-3000:]
+    for l in verify:
+        assert "err= 0" in l and l.count("err=") == 1, l
+    queues = {l.split()[1]: int(l.split()[2]) for l in lines if l.startswith("queues ")}
+    assert sorted(queues.values()) == [8] * 8, queues
+    irqs, nums = {}, []
+    for l in lines:
+        m = re.match(r"^irq (virtio\d+)-req\.(\d+) (\d+) (\d+) ITS-MSI$", l)
+        if m:
+            irqs.setdefault(m.group(1), {})[int(m.group(2))] = int(m.group(3))
+            nums.append(m.group(4))
+    assert len(irqs) == 8, irqs
+    for dev_irqs in irqs.values():
+        assert sorted(dev_irqs) == list(range(8)), irqs
+        assert all(n > 0 for n in dev_irqs.values()), irqs
+    # one ITS MSI per queue: no two queues share an interrupt number
+    assert len(nums) == 64 and len(set(nums)) == 64, nums
+    # The test host makes null_blk devices (configfs): one disk is one.
+    assert re.search(r"-d /dev/nullb\w*,direct,queues=8", read("disks")), \
+        read("disks") + read("nullb")
