@@ -49,17 +49,8 @@ now_ms() {
 	echo $((${up%.*} * 1000 + 10 * cs))
 }
 
-# wait_line PID FILE PATTERN S: until FILE has a line matching PATTERN;
-# status 1 after S seconds or once the VMM PID has ended.
-wait_line() {
-	local n=0
-	while ! grep -q "$3" "$2" 2>/dev/null; do
-		kill -0 "$1" 2>/dev/null || return 1
-		[ $n -ge $(($4 * 50)) ] && return 1
-		sleep 0.02
-		n=$((n + 1))
-	done
-}
+. "$REPO/tests/testhost/wait.sh"
+
 
 b64() { printf '%s' "$1" | base64 | tr -d '\n'; }
 
@@ -69,8 +60,10 @@ while [ $i -le $((2 * CYCLES)) ]; do
 	mode=idle
 	if [ $((i % 2)) -eq 0 ]; then
 		mode=load
+		read -r r0 _ </sys/block/vda/stat
 		fio --name=l --filename=/dev/vda --ioengine=io_uring --direct=1 --iodepth=16 --bs=4k --rw=randread --time_based --runtime=3600 --eta=never --output=/dev/null & f=$!
-		sleep 1
+		n=0; r=$r0
+		while [ "$r" = "$r0" ] && [ $n -lt 6000 ]; do sleep 0.01; n=$((n + 1)); read -r r _ </sys/block/vda/stat; done
 	fi
 	echo "READY $i $mode."
 	n=0
@@ -100,7 +93,7 @@ measure_times() {
 	pid=$!
 	i=1
 	while [ $i -le $((2 * CYCLES)) ]; do
-		wait_line $pid "$d/console" "^READY $i " 600 || break
+		wait_vm $pid "$d/console" "^READY $i " 600 || break
 		date +%s >"$OUT/heartbeat"
 		mode=idle
 		[ $((i % 2)) -eq 0 ] && mode=load
@@ -108,13 +101,13 @@ measure_times() {
 		"$VMM" ctl "$sock" attach ram:64M >>"$d/ctl" 2>&1
 		arc=$?
 		t1=$(now_ms)
-		wait_line $pid "$d/console" "^READABLE $i\." 120 || break
+		wait_vm $pid "$d/console" "^READABLE $i\." 120 || break
 		t2=$(now_ms)
 		t3=$(now_ms)
 		"$VMM" ctl "$sock" detach vdb --timeout 60000 >>"$d/ctl" 2>&1
 		drc=$?
 		t4=$(now_ms)
-		wait_line $pid "$d/console" "^GONE $i\." 180 || break
+		wait_vm $pid "$d/console" "^GONE $i\." 180 || break
 		echo "{\"part\": \"cycle\", \"arch\": \"$ARCH\", \"cycle\": $i, \"mode\": \"$mode\", \"attach_rc\": $arc, \"detach_rc\": $drc, \"attach_ctl_ms\": $((t1 - t0)), \"readable_ms\": $((t2 - t0)), \"detach_ms\": $((t4 - t3))}" >>"$d/cycles.jsonl"
 		i=$((i + 1))
 	done

@@ -54,6 +54,7 @@ BASE="console=ttyS0 quiet panic=-1"
 CASE_TIMEOUT=${CASE_TIMEOUT:-900}
 mkdir -p "$OUT"
 . "$REPO/tests/testhost/nullb.sh"
+. "$REPO/tests/testhost/wait.sh"
 
 b64() { printf '%s' "$1" | base64 | tr -d '\n'; }
 
@@ -178,16 +179,6 @@ case_panic() {
 	vm panic /dev/null -c 1 -m 512 -p "$BASE run64=$(b64 "$PANIC")"
 }
 
-# wait_vm PID FILE PATTERN S: wait_for, but no longer than VM PID lives.
-wait_vm() {
-	local i=0
-	while ! grep -q "$3" "$2" 2>/dev/null; do
-		kill -0 "$1" 2>/dev/null || return 1
-		[ $i -ge $(($4 * 10)) ] && return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 
 # The hot-plug cases' guest side, ahead of each script: appear waits (at
 # most 300 s) for /dev/vdb, vanish for /sys/block/vdb to go and says
@@ -353,16 +344,16 @@ case_hotplug_50() {
 
 # Detach while fio writes to vdb (libaio, 16 deep, for 30 s), orderly
 # (safe) and then forced (force), a fresh attach before each: the guest
-# says READY-m, the host attaches; the guest starts fio, 2 s later says
-# WRITING-m, and the host detaches.  fio must end (any status) within
-# 60 s: else the guest says FIO-STUCK-m, shows its blocked tasks (sysrq
+# says READY-m, the host attaches; the guest starts fio and, once vdb's
+# write count moves (at most 60 s), says WRITING-m; the host detaches.
+# fio must end (any status) within 60 s: else the guest says FIO-STUCK-m, shows its blocked tasks (sysrq
 # w) and resets at once (sysrq b: `poweroff -f` syncs and shuts devices
 # down, which blocks behind the stuck removal).  Then fio verify on the
 # launch disk (LAUNCH).
 HOTPLUG_IO="$HPLIB"'for m in safe force; do
 echo "READY-$m"; appear; echo "SEEN-$m $(cat /sys/block/vdb/size)"
 fio --eta=never --name=w --filename=/dev/vdb --ioengine=libaio --iodepth=16 --direct=1 --bs=4k --rw=randwrite --time_based --runtime=30 --output=/tmp/w.out & f=$!
-sleep 2
+n=0; w=0; while [ "$w" = 0 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); read -r _ _ _ _ w _ </sys/block/vdb/stat; done
 ( sleep 60; echo "FIO-STUCK-$m"; echo w >/proc/sysrq-trigger; sleep 5; dmesg | tail -n 60; echo b >/proc/sysrq-trigger ) & w=$!
 echo "WRITING-$m"
 wait $f; echo "FIO-$m rc=$?"; kill $w

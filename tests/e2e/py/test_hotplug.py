@@ -166,7 +166,10 @@ IO_SCRIPT = (
     "n=0; while [ ! -b /dev/vdb ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done\n"
     "fio --eta=never --name=w --filename=/dev/vdb --ioengine=libaio --iodepth=16 --direct=1 "
     "--bs=4k --rw=randwrite --time_based --runtime=30 --output=/tmp/w.out & f=$!\n"
-    "sleep 2\n"
+    # detach once fio's writes are reaching the disk (its write count
+    # moves), at most 60 s
+    "n=0; w=0; while [ \"$w\" = 0 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); "
+    "read -r _ _ _ _ w _ </sys/block/vdb/stat; done\n"
     + wait_step("detach-$m") +
     "( sleep 60; echo \"FIO-STUCK-$m\"; echo w > /proc/sysrq-trigger; sleep 5; "
     "dmesg | tail -n 60; poweroff -f ) & w=$!\n"
