@@ -279,9 +279,10 @@ static bool hp_wait_release(struct hotplug *h, struct hp_slot *s)
  * makes is answered IOERR (in-flight ones complete as they do), until
  * its rings have stayed answered, and (EVENT_IDX) every answer taken,
  * for FORCE_SETTLE_MS (the guest's users of the disk have seen their
- * errors and stopped) or FORCE_WAIT_MS have passed.  What a Linux guest would wait for at the removal is then
- * answered already: 6.1's virtio_blk, removed with requests it still
- * has, waits for them for good (del_gendisk after virtio_break_device). */
+ * errors and stopped) or FORCE_WAIT_MS have passed.  What a Linux guest
+ * would wait for at the removal is then answered already: 6.1's
+ * virtio_blk, removed with requests it still has, waits for them for
+ * good (del_gendisk after virtio_break_device). */
 static void hp_fail_and_settle(struct hotplug *h, struct hp_slot *s)
 {
 	unsigned int waited = 0, idle = 0;
