@@ -40,7 +40,9 @@
  *                             API_DETACH_TIMEOUT_MS if left out) the wait
  *                             for the guest to power its slot off; force:
  *                             removed at once, as a surprise removal.  A
- *                             disk given at launch is not in a slot: refused
+ *                             disk given at launch is detachable if it
+ *                             was given with `hotplug` (it is then in a
+ *                             slot); one on bus 0: refused
  *   quit                      end the VM as SIGTERM would (status 143)
  *
  * Connections: API_MAX_CLIENTS at once, and one more kept for `info`
@@ -70,7 +72,8 @@ struct api_disk {
 	uint64_t (*features)(void *opaque);
 	void (*config_changed)(void *opaque);
 	void *opaque;
-	bool hotplug;           /* attached through the socket: detachable */
+	bool hotplug;           /* in a hot-plug slot (attached, or given
+				 * at launch with `hotplug`): detachable */
 };
 
 struct api_vm {

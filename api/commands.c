@@ -210,6 +210,8 @@ static int cmd_info(struct call *c)
 			     blk_dev_serving_queues(ad->blk));
 		json_object_object_add(d, "latency",
 				       json_object_new_boolean(blk_dev_latency_kept(ad->blk)));
+		json_object_object_add(d, "hotplug",
+				       json_object_new_boolean(ad->hotplug));
 		json_object_array_add(disks, d);
 	}
 	json_object_object_add(c->ret, "disks", disks);
@@ -472,8 +474,9 @@ static int cmd_detach(struct call *c)
 	if (!timeout || timeout > 3600000)
 		return fail(c, "'timeout_ms' is from 1 to 3600000");
 	if (!c->vm->disk[d].hotplug)
-		return fail(c, "%s was given at launch: only a disk attached "
-			    "through the socket can be detached",
+		return fail(c, "%s was given at launch on bus 0, which has "
+			    "no hot-plug: '-d SPEC,hotplug' puts a launch "
+			    "disk in a slot, where detach can take it out",
 			    c->vm->disk[d].name);
 	if (c->vm->detach(c->vm->hp_opaque, c->vm->disk[d].name, force,
 			  (unsigned int)timeout, msg, sizeof(msg)))

@@ -44,13 +44,16 @@ struct blk_opts {
 	int queue_cpu[BLK_MAX_QUEUES];
 	/* A rate limit from the start (iops=, bw=, burst=); 0: none. */
 	uint64_t iops, bw, burst_ms;
+	/* For the VMM, not the device: a launch disk in a hot-plug slot of
+	 * its own, which `vmm ctl detach` can take out (vmm/hotplug.h). */
+	bool hotplug;
 };
 
 #define BLK_POLL_US_DEFAULT 32 /* as QEMU's iothread poll-max-ns */
 #define BLK_POLL_US_MAX 1000000
 
 /* Parse "PATH[,ro][,direct][,queues=N][,serial=ID][,batch=on][,poll=US]
- * [,engine=uring|sync][,iops=N][,bw=SIZE][,burst=MS]"
+ * [,engine=uring|sync][,iops=N][,bw=SIZE][,burst=MS][,hotplug]"
  * or "ram:SIZE[,queues=N][,serial=ID][,batch=on][,poll=US][,iops=..]".
  * 0 or -EINVAL with one line in msg.  o->path points into spec. */
 int blk_opts_parse(char *spec, struct blk_opts *o, char *msg,

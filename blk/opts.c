@@ -93,13 +93,14 @@ static int blk_opt_uint(const char *v, unsigned long lo, unsigned long hi,
 
 /* The options a disk spec may name, each at most once. */
 enum blk_opt { OPT_RO, OPT_DIRECT, OPT_BATCH, OPT_QUEUES, OPT_POLL,
-	       OPT_ENGINE, OPT_SERIAL, OPT_IOPS, OPT_BW, OPT_BURST, OPT_COUNT };
+	       OPT_ENGINE, OPT_SERIAL, OPT_IOPS, OPT_BW, OPT_BURST, OPT_HOTPLUG,
+	       OPT_COUNT };
 
 static const char *const blk_opt_name[OPT_COUNT] = {
 	[OPT_RO] = "ro", [OPT_DIRECT] = "direct", [OPT_BATCH] = "batch",
 	[OPT_QUEUES] = "queues", [OPT_POLL] = "poll", [OPT_ENGINE] = "engine",
 	[OPT_SERIAL] = "serial", [OPT_IOPS] = "iops", [OPT_BW] = "bw",
-	[OPT_BURST] = "burst",
+	[OPT_BURST] = "burst", [OPT_HOTPLUG] = "hotplug",
 };
 
 /* Which option opt names (the part before any '='), or OPT_COUNT. */
@@ -125,6 +126,11 @@ static int blk_opt_set(enum blk_opt which, const char *v, struct blk_opts *o,
 		if (v || ram)
 			return -EINVAL;
 		*(which == OPT_RO ? &o->ro : &o->direct) = true;
+		return 0;
+	case OPT_HOTPLUG:
+		if (v)
+			return -EINVAL;
+		o->hotplug = true;
 		return 0;
 	case OPT_BATCH:
 		if (v && (!strcmp(v, "on") || !strcmp(v, "off"))) {

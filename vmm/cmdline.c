@@ -64,6 +64,33 @@ static int add_disk(struct vmm_config *c, char *spec, char *msg,
 	return 0;
 }
 
+/* Launch disks in hot-plug slots: after the others, since the guest
+ * names the disks on bus 0 first (each found at boot) and those in
+ * slots as its pciehp enables them; and room for their ports. */
+static int check_hotplug_disks(const struct vmm_config *c, char *msg,
+			       size_t msglen)
+{
+	unsigned int launch;
+
+	for (unsigned int i = 1; i < c->ndisks; i++)
+		if (c->disk[i - 1].hotplug && !c->disk[i].hotplug) {
+			snprintf(msg, msglen, "--disk: a disk with 'hotplug' "
+				 "comes after every disk without it (vd%c "
+				 "has it, vd%c not)", 'a' + i - 1, 'a' + i);
+			return -1;
+		}
+	if (cmdline_hotplug_ports(c, &launch) >= 0)
+		return 0;
+	if (c->hotplug_slots < 0)
+		snprintf(msg, msglen, "--disk: %u disks with 'hotplug': at "
+			 "most %d", launch, HOTPLUG_MAX_SLOTS);
+	else
+		snprintf(msg, msglen, "--hotplug-slots: %d empty slots and %u "
+			 "disks with 'hotplug' need more than %d root ports",
+			 c->hotplug_slots, launch, HOTPLUG_MAX_SLOTS);
+	return -1;
+}
+
 /* --stats FILE is written at exit: refuse now what could not be. */
 static int check_stats_path(const char *path, char *msg, size_t msglen)
 {
@@ -255,12 +282,30 @@ enum cmdline_result cmdline_parse(int argc, char **argv, struct vmm_config *c,
 		snprintf(msg, msglen, "missing --kernel %s", arch_kernel_format);
 		return CMDLINE_ERROR;
 	}
-	if (cmdline_join(c, params, nparams, nodefaults, msg, msglen))
+	if (cmdline_join(c, params, nparams, nodefaults, msg, msglen) ||
+	    check_hotplug_disks(c, msg, msglen))
 		return CMDLINE_ERROR;
 	for (unsigned int i = 0; i < c->ndisks; i++)
 		cmdline_disk_defaults(&c->disk[i], c->cpus,
 				      *verbose || c->stats_path);
 	return CMDLINE_OK;
+}
+
+int cmdline_hotplug_ports(const struct vmm_config *c, unsigned int *launch)
+{
+	unsigned int n = 0, empty;
+
+	for (unsigned int i = 0; i < c->ndisks; i++)
+		n += c->disk[i].hotplug;
+	*launch = n;
+	if (c->hotplug_slots >= 0)
+		empty = (unsigned int)c->hotplug_slots;
+	else if (!c->api_path || n >= HOTPLUG_MAX_SLOTS)
+		empty = 0;
+	else
+		empty = HOTPLUG_MAX_SLOTS - n < HOTPLUG_DEFAULT_SLOTS ?
+			HOTPLUG_MAX_SLOTS - n : HOTPLUG_DEFAULT_SLOTS;
+	return n + empty > HOTPLUG_MAX_SLOTS ? -1 : (int)(n + empty);
 }
 
 void cmdline_disk_defaults(struct blk_opts *o, unsigned int cpus, bool latency)

@@ -24,6 +24,12 @@ enum cmdline_result { CMDLINE_OK, CMDLINE_HELP, CMDLINE_ERROR };
  * every request). */
 void cmdline_disk_defaults(struct blk_opts *o, unsigned int cpus, bool latency);
 
+/* The hot-plug root ports c asks for: one for each launch disk with
+ * `hotplug` (*launch of them), then the empty ones: --hotplug-slots, or
+ * by default HOTPLUG_DEFAULT_SLOTS with --api (as many as fit beside
+ * the launch disks' ports), else none.  -1 past HOTPLUG_MAX_SLOTS. */
+int cmdline_hotplug_ports(const struct vmm_config *c, unsigned int *launch);
+
 /* Parses argv[1..] of `vmm run` (argv[0] is "run"); disk specs are
  * parsed in place.  c->params points to a buffer of this module's, the
  * last call's.  On CMDLINE_ERROR msg holds one line. */

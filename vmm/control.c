@@ -46,6 +46,8 @@ int machine_api_start(struct machine *m)
 		d->config_changed = machine_disk_config_changed;
 		d->opaque = m->disk[i];
 	}
+	v->ndisks += hotplug_api_disks(m->hp, &v->disk[v->ndisks],
+				       API_MAX_DISKS - v->ndisks);
 	v->quit = vm_quit;
 	v->opaque = m;
 	if (m->hp) {

@@ -137,7 +137,7 @@ static void print_info(struct json_object *r)
 		struct json_object *f, *l, *b;
 		const char *path = json_get_str(d, "path");
 
-		printf("%s  %s  %llu bytes  %llu queues (%llu active)%s%s%s\n",
+		printf("%s  %s  %llu bytes  %llu queues (%llu active)%s%s%s%s\n",
 		       json_get_str(d, "name"), path ? path : "ram",
 		       (unsigned long long)json_get_u64(d, "size"),
 		       (unsigned long long)json_get_u64(d, "queues"),
@@ -147,7 +147,9 @@ static void print_info(struct json_object *r)
 		       json_object_object_get_ex(d, "paused", &b) &&
 				       json_object_get_boolean(b) ? "  paused" : "",
 		       json_object_object_get_ex(d, "latency", &b) &&
-				       json_object_get_boolean(b) ? "  latency on" : "");
+				       json_object_get_boolean(b) ? "  latency on" : "",
+		       json_object_object_get_ex(d, "hotplug", &b) &&
+				       json_object_get_boolean(b) ? "  hotplug" : "");
 		if (json_object_object_get_ex(d, "limit", &l) && l)
 			printf("    limit: iops %llu, bw %llu bytes/s, burst %llu ms\n",
 			       (unsigned long long)json_get_u64(l, "iops"),

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/json.h"
 #include "host/log.h"
 #include "host/sandbox.h"
 #include "hw/pcie_port.h"
@@ -125,28 +126,58 @@ unsigned int hotplug_nslots(const struct hotplug *h)
 	return h->nslots;
 }
 
-int hotplug_create(struct machine *m, struct hotplug **out)
+/* blk into the empty slot s as name: its function behind the port, then
+ * the slot occupied (from there the guest may reach it).  0, or -errno
+ * with blk still the caller's. */
+static int hp_slot_fill(struct hotplug *h, struct hp_slot *s,
+			struct blk_dev *blk, const char *name)
+{
+	/* No I/O BAR: the root ports have no I/O window (vmm/README.md). */
+	int r = vdisk_create(&h->m->vm, blk, s->window, 0, &s->disk);
+
+	if (r)
+		return r;
+	vpci_kvm_set_devid(s->disk->pci, pcie_port_secondary(&s->port), 0);
+	/* No INTx behind a root port (it has no pin, the MP table no bus
+	 * for it): the function says so, and the guest uses MSI-X only
+	 * instead of looking for a line ("can't find IRQ for PCI INT A"). */
+	s->disk->pci->pci.func.cfg[PCI_INTERRUPT_PIN] = 0;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	pcie_port_plug(&s->port, &vpci_kvm_pci_ops, s->disk->pci);
+	return 0;
+}
+
+int hotplug_create(struct machine *m, struct blk_dev **disks,
+		   struct hotplug **out)
 {
 	const struct vmm_config *cfg = m->cfg;
-	unsigned int nslots = cfg->hotplug_slots >= 0 ?
-		(unsigned int)cfg->hotplug_slots :
-		cfg->api_path ? HOTPLUG_DEFAULT_SLOTS : 0;
+	unsigned int launch;
+	int nslots = cmdline_hotplug_ports(cfg, &launch), r = 0;
 	struct hotplug *h;
-	int r = 0;
 
-	if (!nslots)
-		return 0;
-	if (nslots > HOTPLUG_MAX_SLOTS)
-		return -EINVAL;
+	if (nslots <= 0)
+		return nslots ? -EINVAL : 0;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	h->m = m;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
-	for (unsigned int i = 0; i < nslots && !r; i++) {
+	for (unsigned int i = 0; i < (unsigned int)nslots && !r; i++) {
 		r = hp_slot_init(h, i);
 		h->nslots = i + 1; /* destroy undoes what is there */
+	}
+	/* The launch disks with `hotplug` (the last ones) in the first
+	 * slots, plugged before the guest runs: its pciehp finds them
+	 * present and enables the slots as it would after an attach. */
+	for (unsigned int k = 0; k < launch && !r; k++) {
+		unsigned int d = cfg->ndisks - launch + k;
+		char name[8];
+
+		snprintf(name, sizeof(name), "vd%c", 'a' + d);
+		r = hp_slot_fill(h, &h->slot[k], disks[d], name);
+		if (!r)
+			disks[d] = NULL; /* the slot owns it now */
 	}
 	if (r) {
 		hotplug_destroy(h);
@@ -154,6 +185,50 @@ int hotplug_create(struct machine *m, struct hotplug **out)
 	}
 	*out = h;
 	return 0;
+}
+
+unsigned int hotplug_api_disks(struct hotplug *h, struct api_disk *out,
+			       unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; h && i < h->nslots && n < max; i++) {
+		struct hp_slot *s = &h->slot[i];
+
+		if (!s->disk)
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		snprintf(out[n].name, sizeof(out[n].name), "%s", s->name);
+		out[n].blk = s->disk->blk;
+		out[n].features = machine_disk_features;
+		out[n].config_changed = machine_disk_config_changed;
+		out[n].opaque = s->disk;
+		out[n].hotplug = true;
+		n++;
+	}
+	return n;
+}
+
+void hotplug_disks_stop(struct hotplug *h)
+{
+	for (unsigned int i = 0; h && i < h->nslots; i++)
+		if (h->slot[i].disk)
+			vdisk_stop(h->slot[i].disk);
+}
+
+void hotplug_stats_json(struct hotplug *h, struct json_object *disks)
+{
+	for (unsigned int i = 0; h && i < h->nslots; i++) {
+		struct hp_slot *s = &h->slot[i];
+		struct json_object *o;
+
+		if (!s->disk)
+			continue;
+		o = vdisk_stats_json(s->disk);
+		json_object_object_add(o, "name",
+				       json_object_new_string(s->name));
+		json_object_array_add(disks, o);
+	}
 }
 
 /* ---- on the hot-plug thread ------------------------------------------ */
@@ -217,26 +292,17 @@ static int hp_do_attach(struct hotplug *h)
 	}
 	if (*blk_dev_note(blk))
 		pr_warn("disk %s: %s", h->name, blk_dev_note(blk));
-	/* No I/O BAR: the root ports have no I/O window (vmm/README.md). */
-	r = vdisk_create(&h->m->vm, blk, s->window, 0, &s->disk);
+	r = hp_slot_fill(h, s, blk, h->name);
 	if (r) {
 		blk_dev_destroy(blk);
 		snprintf(h->msg, h->msglen, "cannot create the device: %s",
 			 strerror(-r));
 		goto fail;
 	}
-	vpci_kvm_set_devid(s->disk->pci, pcie_port_secondary(&s->port), 0);
-	/* No INTx behind a root port (it has no pin, the MP table no bus
-	 * for it): the function says so, and the guest uses MSI-X only
-	 * instead of looking for a line ("can't find IRQ for PCI INT A"). */
-	s->disk->pci->pci.func.cfg[PCI_INTERRUPT_PIN] = 0;
-	snprintf(s->name, sizeof(s->name), "%s", h->name);
 	h->out->blk = blk;
 	h->out->features = machine_disk_features;
 	h->out->config_changed = machine_disk_config_changed;
 	h->out->opaque = s->disk;
-	/* Last: from here the guest may reach it. */
-	pcie_port_plug(&s->port, &vpci_kvm_pci_ops, s->disk->pci);
 	return 0;
 fail:
 	hp_slot_clear(s);

@@ -9,22 +9,37 @@
 
 #include <stdbool.h>
 
+#include <json-c/json.h>
+
 #include "api/api.h"
 
 #define HOTPLUG_MAX_SLOTS 8
 #define HOTPLUG_DEFAULT_SLOTS 4 /* with --api; without it none */
 
+struct blk_dev;
 struct machine;
 struct hotplug;
 struct vmm_config;
 
-/* The machine's slots as root ports on m->pci, empty, each with a
- * memory window of PCIE_PORT_WINDOW from the MMIO window and secondary
- * bus 1 + i; their interrupts routed.  How many: --hotplug-slots, or
- * its default (HOTPLUG_DEFAULT_SLOTS with --api, which alone can fill
- * them, else none: *out stays NULL).  The same rule on every
- * architecture.  Before the vCPUs run.  0 or -errno. */
-int hotplug_create(struct machine *m, struct hotplug **out);
+/* The machine's slots as root ports on m->pci, each with a memory
+ * window of PCIE_PORT_WINDOW from the MMIO window and secondary bus
+ * 1 + i; their interrupts routed.  How many: cmdline_hotplug_ports (none:
+ * *out stays NULL).  The launch disks with `hotplug` (the last of
+ * disks, which the slots take: NULL there after) in the first slots,
+ * the rest empty.  The same rule on every architecture.  Before the
+ * vCPUs run.  0 or -errno. */
+int hotplug_create(struct machine *m, struct blk_dev **disks,
+		   struct hotplug **out);
+/* The disks in slots, for the control socket's list (after the disks
+ * on bus 0), marked detachable: how many were written (max at most).
+ * h may be NULL. */
+unsigned int hotplug_api_disks(struct hotplug *h, struct api_disk *out,
+			       unsigned int max);
+/* At exit, after hotplug_stop: the disks in slots stopped (their
+ * figures final), then their stats appended to disks, each with its
+ * name.  h may be NULL. */
+void hotplug_disks_stop(struct hotplug *h);
+void hotplug_stats_json(struct hotplug *h, struct json_object *disks);
 /* Its slots: the last secondary bus. */
 unsigned int hotplug_nslots(const struct hotplug *h);
 /* Its thread, before the main thread's filter (it takes its own). */

@@ -52,7 +52,9 @@ int machine_pci(struct machine *m, struct blk_dev **disks, bool io_bars,
 	m->mmio.fallback_opaque = &m->pci;
 	m->pio.fallback = pci_host_pio;
 	m->pio.fallback_opaque = &m->pci;
-	for (unsigned int i = 0; i < m->cfg->ndisks; i++) {
+	/* The disks with `hotplug` (the last) go in slots (hotplug_create). */
+	for (unsigned int i = 0; i < m->cfg->ndisks && !m->cfg->disk[i].hotplug;
+	     i++) {
 		r = pci_host_alloc_bar(&m->pci, VPCI_BAR_SIZE, &bar);
 		if (!r && io_bars)
 			r = pci_host_alloc_io(&m->pci, VPCI_IO_BAR_SIZE, &io_bar);
@@ -185,8 +187,15 @@ static void machine_write_stats(struct machine *m)
 	FILE *f;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", m->cfg->stats_path);
-	for (unsigned int i = 0; i < m->ndisks; i++)
-		json_object_array_add(disks, vdisk_stats_json(m->disk[i]));
+	for (unsigned int i = 0; i < m->ndisks; i++) {
+		struct json_object *o = vdisk_stats_json(m->disk[i]);
+		char name[8];
+
+		snprintf(name, sizeof(name), "vd%c", 'a' + i);
+		json_object_object_add(o, "name", json_object_new_string(name));
+		json_object_array_add(disks, o);
+	}
+	hotplug_stats_json(m->hp, disks);
 	json_object_object_add(root, "disks", disks);
 	f = fopen(tmp, "w");
 	if (!f) {
@@ -232,11 +241,12 @@ static void machine_teardown(struct machine *m)
 			(unsigned long long)m->mmio.unclaimed);
 	for (unsigned int i = 0; i < m->ndisks; i++)
 		vdisk_stop(m->disk[i]);
+	hotplug_disks_stop(m->hp);
 	if (m->cfg->stats_path)
 		machine_write_stats(m);
 	for (unsigned int i = 0; i < m->ndisks; i++)
 		vdisk_destroy(m->disk[i]);
-	hotplug_destroy(m->hp); /* and the disks attached through --api */
+	hotplug_destroy(m->hp); /* and the disks in its slots */
 	m->hp = NULL;
 	for (unsigned int i = 0; i < m->ncpus; i++)
 		close(m->vcpu[i].fd);

@@ -450,6 +450,50 @@ for try in 1 2; do
 done
 [ -z "$why" ] && ok hotplug || ko hotplug "$why ($(tail -c 300 "$OUT/hp.err"))"
 
+# A launch disk with `hotplug` (vdb) in a slot of its own, the only one
+# (--hotplug-slots 0): info marks it and not vda; vda's detach refused
+# with the way to make it detachable; an attach finds no free slot; vdb
+# detached (this guest never powers a slot on), its slot then taken by
+# an attach, named vdb again; --stats at exit names the disks, vda and
+# then the slot's.  A `hotplug` disk before one without: exit 2.
+hp_launch_case() {
+	local pid
+	why=""
+	rm -f "$OUT/hp.sock" "$OUT/hpl.json"
+	"$VMM" run -k "$IMG/ECHO.img" -m 32M -d ram:8M -d ram:4M,hotplug,serial=s \
+		--api "$OUT/hp.sock" --hotplug-slots 0 --stats "$OUT/hpl.json" \
+		</dev/zero >/dev/null 2>"$OUT/hp.err" &
+	pid=$!
+	wait_for $pid hp_ready $pid || why="not up: $(hp_unfiltered $pid)"
+	hctl() { "$VMM" ctl "$OUT/hp.sock" "$@" 2>>"$OUT/hp.err"; }
+	[ -z "$why" ] && ! hctl info | grep -q "^vdb  ram  4194304 bytes  1 queues (0 active).*  hotplug$" &&
+		why="info vdb: $(hctl info | tail -2)"
+	[ -z "$why" ] && hctl info | grep -q "^vda .*hotplug" && why="info vda: $(hctl info | head -2)"
+	[ -z "$why" ] && { hctl detach vda; [ $? != 1 ]; } && why="detach vda not refused"
+	[ -z "$why" ] && ! tail -n 1 "$OUT/hp.err" | grep -q "'-d SPEC,hotplug'" && why="detach vda: line"
+	[ -z "$why" ] && { hctl attach ram:4M; [ $? != 1 ]; } && why="attach with the slot taken"
+	[ -z "$why" ] && [ "$(hctl detach vdb --timeout 100)" != vdb ] && why="detach vdb"
+	[ -z "$why" ] && [ "$(hctl attach ram:2M)" != vdb ] && why="attach after"
+	quit_ends $pid "$OUT/hp.err" hctl
+	[ -z "$why" ] && [ "$(python3 -c 'import json, sys
+print(" ".join("%s:%d" % (d["name"], len(d["queues"])) for d in json.load(open(sys.argv[1]))["disks"]))' \
+		"$OUT/hpl.json" 2>&1)" != "vda:1 vdb:1" ] && why="--stats: $(head -c 200 "$OUT/hpl.json")"
+	if [ -z "$why" ]; then
+		"$VMM" run -k "$IMG/ECHO.img" -d ram:4M,hotplug -d ram:4M </dev/null \
+			>/dev/null 2>"$OUT/hpl.err"
+		[ $? != 2 ] && why="hotplug disk first: not status 2"
+		[ -z "$why" ] && ! grep -q "vda has it, vdb not" "$OUT/hpl.err" &&
+			why="hotplug disk first: $(cat "$OUT/hpl.err")"
+	fi
+	[ -z "$why" ]
+}
+for try in 1 2; do
+	hp_launch_case && break
+	[ $try = 1 ] && grep -q "triple fault" "$OUT/hp.err" &&
+		died_in_emulator hotplug-launch 4 143 "$OUT/hp.err" || break
+done
+[ -z "$why" ] && ok hotplug-launch || ko hotplug-launch "$why ($(tail -c 300 "$OUT/hp.err"))"
+
 # --pin on: vCPU i on the i-th CPU the VMM may use, from the first again
 # when they run out; each queue's iothread beside vCPU (q mod vCPUs),
 # here with a second disk of three queues; a third disk, of one queue

@@ -1,8 +1,9 @@
 /* api/commands.c's attach and detach against a fake machine: the name
  * the guest will give (the lowest vdX free), the spec checked before the
  * machine sees it, a refusal of the machine passed on in one line with
- * nothing changed, a disk given at launch refused, detach of an unknown
- * name and detach twice, and a VM without slots. */
+ * nothing changed, a disk given at launch on bus 0 refused and one given
+ * in a slot (`hotplug`) detached, detach of an unknown name and detach
+ * twice, and a VM without slots. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -184,6 +185,33 @@ static void test_detach_refusals(void **state)
 	assert_int_equal(f->vm.ndisks, 1);
 }
 
+/* A launch disk given with `hotplug` is in a slot (vmm/control.c marks
+ * it so): info says which disks are, and detach takes that one out as an
+ * attached one; the disk on bus 0 is still refused, with the way to
+ * make it detachable. */
+static void test_launch_disk_in_slot(void **state)
+{
+	struct fake *f = *state;
+
+	snprintf(f->vm.disk[1].name, sizeof(f->vm.disk[1].name), "vdb");
+	f->vm.disk[1].blk = f->spare[3];
+	f->vm.disk[1].hotplug = true;
+	f->vm.ndisks = 2;
+	expect(f, "{\"execute\":\"info\"}", "\"name\":\"vdb\"");
+	expect(f, "{\"execute\":\"info\"}", "\"hotplug\":true");
+	expect(f, "{\"execute\":\"info\"}", "\"hotplug\":false");
+	expect(f, DETACH("\"disk\":\"vda\""),
+	       "'-d SPEC,hotplug' puts a launch disk in a slot");
+	assert_int_equal(f->detaches, 0);
+	expect(f, DETACH("\"disk\":\"vdb\""), "{\"return\":{\"name\":\"vdb\"}}");
+	assert_int_equal(f->detaches, 1);
+	assert_string_equal(f->last_name, "vdb");
+	assert_int_equal(f->vm.ndisks, 1);
+	/* Its name is free again for an attach. */
+	f->nspare = 0;
+	expect(f, ATTACH("ram:4M"), "\"vdb\"");
+}
+
 static void test_no_slots(void **state)
 {
 	struct fake *f = *state;
@@ -216,6 +244,8 @@ int main(int argc, char **argv)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_detach_refusals, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_launch_disk_in_slot,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_at_most_16_disks, setup,
 						teardown),

@@ -183,6 +183,54 @@ static void test_hotplug_slots(void **state)
 	}
 }
 
+/* Launch disks with 'hotplug': each takes a root port of its own beside
+ * the empty ones; they come after the disks on bus 0. */
+static void test_hotplug_launch_disks(void **state)
+{
+	struct run p;
+	unsigned int launch;
+
+	(void)state;
+	parse(&p, "-k", "bz", "-d", "ram:1M", "-d", "ram:1M,hotplug", NULL);
+	assert_int_equal(p.r, CMDLINE_OK);
+	assert_int_equal(cmdline_hotplug_ports(&p.c, &launch), 1);
+	assert_int_equal(launch, 1);
+	/* With --api the default empty slots come beside it... */
+	parse(&p, "-k", "bz", "--api", "s", "-d", "ram:1M,hotplug", NULL);
+	assert_int_equal(cmdline_hotplug_ports(&p.c, &launch),
+			 1 + HOTPLUG_DEFAULT_SLOTS);
+	/* ...as many as fit. */
+	parse(&p, "-k", "bz", "--api", "s", "-d", "ram:1M,hotplug", "-d",
+	      "ram:1M,hotplug", "-d", "ram:1M,hotplug", "-d", "ram:1M,hotplug",
+	      "-d", "ram:1M,hotplug", "-d", "ram:1M,hotplug", NULL);
+	assert_int_equal(p.r, CMDLINE_OK);
+	assert_int_equal(cmdline_hotplug_ports(&p.c, &launch),
+			 HOTPLUG_MAX_SLOTS);
+	assert_int_equal(launch, 6);
+	parse(&p, "-k", "bz", "--hotplug-slots", "0", "-d", "ram:1M,hotplug",
+	      NULL);
+	assert_int_equal(cmdline_hotplug_ports(&p.c, &launch), 1);
+	/* Past the ports there are: refused, both ways. */
+	parse(&p, "-k", "bz", "--hotplug-slots", "8", "-d", "ram:1M,hotplug",
+	      NULL);
+	assert_int_equal(p.r, CMDLINE_ERROR);
+	assert_non_null(strstr(p.msg, "root ports"));
+	parse(&p, "-k", "bz", "-d", "a,hotplug", "-d", "a,hotplug", "-d",
+	      "a,hotplug", "-d", "a,hotplug", "-d", "a,hotplug", "-d",
+	      "a,hotplug", "-d", "a,hotplug", "-d", "a,hotplug", "-d",
+	      "a,hotplug", NULL);
+	assert_int_equal(p.r, CMDLINE_ERROR);
+	assert_non_null(strstr(p.msg, "9 disks with 'hotplug': at most 8"));
+	/* Before a disk on bus 0: refused, naming both. */
+	parse(&p, "-k", "bz", "-d", "ram:1M,hotplug", "-d", "ram:1M", NULL);
+	assert_int_equal(p.r, CMDLINE_ERROR);
+	assert_non_null(strstr(p.msg, "vda has it, vdb not"));
+	/* None: no port. */
+	parse(&p, "-k", "bz", "-d", "ram:1M", NULL);
+	assert_int_equal(cmdline_hotplug_ports(&p.c, &launch), 0);
+	assert_int_equal(launch, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +243,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_hotplug_slots),
+		cmocka_unit_test(test_hotplug_launch_disks),
 	};
 
 	if (argc > 1)

@@ -46,6 +46,7 @@ static void test_path_all_options(void **state)
 	assert_int_equal(p.o.poll_us, 7);
 	assert_string_equal(p.o.serial, "abc");
 	assert_int_equal(p.o.ram_size, 0);
+	assert_false(p.o.hotplug);
 }
 
 static void test_path_defaults(void **state)
@@ -101,6 +102,13 @@ static void test_path_each_option(void **state)
 	parse(&p, "a,engine=uring");
 	assert_int_equal(p.ret, 0);
 	assert_int_equal(p.o.engine, BLK_ENGINE_URING);
+	parse(&p, "a,hotplug");
+	assert_int_equal(p.ret, 0);
+	assert_true(p.o.hotplug);
+	parse(&p, "ram:1G,hotplug,queues=2"); /* RAM disks too */
+	assert_int_equal(p.ret, 0);
+	assert_true(p.o.hotplug);
+	assert_int_equal(p.o.queues, 2);
 }
 
 static void expect_ram(const char *spec, uint64_t size)
@@ -208,6 +216,8 @@ static void test_refused_options(void **state)
 	expect_refused("a,engine=aio", "engine=aio");
 	expect_refused("a,engine", NULL);
 	expect_refused("ram:1G,engine=sync", "engine"); /* RAM has none */
+	expect_refused("a,hotplug=on", "hotplug=on");
+	expect_refused("a,hotplug,hotplug", "given twice");
 }
 
 /* Each option named twice is refused, whatever the values and whatever

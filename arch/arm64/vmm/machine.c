@@ -128,7 +128,7 @@ int arch_machine_build(struct machine *m, struct blk_dev **disks,
 	 * Their secondary buses 1 to n are in the ECAM window and the
 	 * tree's bus-range; their MSIs carry requester ids (vm_msi_set). */
 	if (!r) {
-		r = hotplug_create(m, &m->hp);
+		r = hotplug_create(m, disks, &m->hp);
 		if (r)
 			vm_fail(msg, sizeof(msg), "hot-plug slots", -r);
 	}

@@ -117,7 +117,7 @@ int arch_machine_build(struct machine *m, struct blk_dev **disks,
 	pci_cf8_init(&m->arch->cf8, &m->pci);
 	r = machine_pci(m, disks, true, x86_intx_irq);
 	if (!r)
-		r = hotplug_create(m, &m->hp);
+		r = hotplug_create(m, disks, &m->hp);
 	if (!r)
 		r = x86_legacy(m);
 	if (r) {
