@@ -382,6 +382,43 @@ case_hotplug_io() {
 	rm -f "$sock"
 }
 
+# A launch disk with `hotplug` (vdb, serial boot) sits in a slot of its
+# own: the guest's pciehp enables it at boot (SEEN1, VERIFY1); the host
+# detaches it while fio writes to it (refusing vda's detach first, with
+# the way to make it detachable) and fio ends; the freed slot takes an
+# attach (serial again: SEEN2, VERIFY2), which is detached in turn.
+HOTPLUG_LAUNCH="$HPLIB"'appear; echo "SEEN1 $(cat /sys/block/vdb/size) $(cat /sys/block/vdb/serial)"
+verify /dev/vdb 16M; echo "VERIFY1 rc=$?"
+fio --eta=never --name=w --filename=/dev/vdb --ioengine=libaio --iodepth=16 --direct=1 --bs=4k --rw=randwrite --time_based --runtime=30 --output=/tmp/w.out & f=$!
+n=0; w=0; while [ "$w" = 0 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); read -r _ _ _ _ w _ </sys/block/vdb/stat; done
+echo WRITING; wait $f; echo "FIO rc=$?"; vanish 1
+echo READY2; appear; echo "SEEN2 $(cat /sys/block/vdb/size) $(cat /sys/block/vdb/serial)"
+verify /dev/vdb 16M; echo "VERIFY2 rc=$?"; vanish 2
+verify /dev/vda 8M; echo "LAUNCH rc=$?"'"$HPLOG"
+
+case_hotplug_launch() {
+	local d=$OUT/hotplug-launch sock=/tmp/hp.sock bg
+	rm -rf "$d"
+	mkdir -p "$d"
+	rm -f "$sock"
+	vm hotplug-launch /dev/null -c 2 -m 512 -d ram:16M \
+		-d ram:64M,hotplug,serial=boot --api "$sock" \
+		-p "$BASE run64=$(b64 "$HOTPLUG_LAUNCH")" &
+	bg=$!
+	if wait_vm $bg "$d/console" '^WRITING' "$CASE_TIMEOUT"; then
+		ctl_out "$d/info" "$sock" info
+		refuse "$d" "$sock" launch "hotplug" detach vda
+		ctl_out "$d/detach1" "$sock" detach vdb --timeout 120000
+		if wait_vm $bg "$d/console" '^READY2' "$CASE_TIMEOUT"; then
+			ctl_out "$d/attach2" "$sock" attach ram:64M,serial=again
+			wait_vm $bg "$d/console" '^VERIFY2 ' "$CASE_TIMEOUT" &&
+				ctl_out "$d/detach2" "$sock" detach vdb --timeout 120000
+		fi
+	fi
+	wait $bg
+	rm -f "$sock"
+}
+
 # The guest lets the attached disk go on its own (sysfs remove of its PCI
 # function) and says GONE-removed; the host's `info` then (still
 # attached, no queue active) into info-removed, and a line on the

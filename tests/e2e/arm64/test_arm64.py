@@ -23,7 +23,8 @@ from vmharness import paths, testhost
 CASES = os.path.join(paths.REPO, "tests", "e2e", "arm64", "cases.sh")
 OUT = os.path.join(paths.BUILD, "e2e-arm64")
 QUICK = "verify-ram-2q verify-file-1q readonly console sigterm poweroff reset panic"
-ALL = QUICK + " verify-ram-1q verify-file-2q verify-intx hotplug hotplug-io hotplug-rescan hotplug-50 sizes"
+ALL = QUICK + (" verify-ram-1q verify-file-2q verify-intx hotplug hotplug-io hotplug-rescan"
+               " hotplug-launch hotplug-50 sizes")
 WANTED = os.environ.get("ARM64_E2E_CASES", ALL).split()
 CASE_TIMEOUT = 900
 
@@ -278,6 +279,43 @@ def test_hotplug_detach_under_io(results):
     assert "LAUNCH rc=0" in con, con[-3000:]
     no_oops(con)
     assert rc == 0, "status %d: %s" % (rc, err[-2000:])
+
+
+def test_hotplug_launch_disk(results):
+    """A launch disk given with `hotplug` (vdb) is in a slot: the guest
+    finds it at boot and verifies it; `info` marks it (and not vda) as
+    hot-pluggable; vda's detach is refused with the way to make it
+    detachable; vdb's detach under fio ends fio and vdb goes; the freed
+    slot takes an attach (vdb again), verified and detached; the launch
+    disk on bus 0 still verifies; no oops; status 0."""
+    rc, con, err, read = case(results, "hotplug-launch")
+    assert "SEEN1 %d boot" % (64 * 2048) in con, err[-2000:] + con[-3000:]
+    assert "VERIFY1 rc=0" in con, con[-3000:]
+    info = read("info")
+    assert re.search(r"^vda\s(?!.*hotplug).*$", info, re.M), info
+    assert re.search(r"^vdb\s.*\shotplug$", info, re.M), info
+    assert check_refusals_only(read) == ["launch detach vda"]
+    assert ctl_ok(read("detach1")), read("detach1") + con[-3000:]
+    assert re.search(r"^FIO rc=\d+", con, re.M), con[-3000:]  # ended, either way
+    assert "GONE1" in con.split(), con[-3000:]
+    assert ctl_ok(read("attach2")) and "vdb" in read("attach2"), read("attach2")
+    assert "SEEN2 %d again" % (64 * 2048) in con, con[-3000:]
+    assert "VERIFY2 rc=0" in con, con[-3000:]
+    assert ctl_ok(read("detach2")), read("detach2")
+    assert "GONE2" in con.split(), con[-3000:]
+    assert "LAUNCH rc=0" in con, con[-3000:]
+    no_oops(con)
+    assert rc == 0, "status %d: %s" % (rc, err[-2000:])
+
+
+def check_refusals_only(read):
+    """cases.sh refuse's lines alone (no disk lists): each status 1, one
+    line with the words wanted.  Returns the requests seen."""
+    lines = read("refusals").splitlines()
+    for line in lines:
+        what, want, rc, n, err = line.split("|", 4)
+        assert rc == "rc=1" and n == "lines=1" and want in err, line
+    return [l.split("|")[0] for l in lines]
 
 
 def active_queues(info):

@@ -1,12 +1,14 @@
 """Faults of the backing store, injected for real: device-mapper targets
-(error, flakey) over a loop device, a full tmpfs, a file truncated and a
-device removed under a running guest.  Each time the guest gets an I/O
+(error, flakey) over a block device (a loop device over a file, and in
+`make e2e` a memory-backed null_blk too), a full tmpfs, a file truncated
+and a device removed under a running guest.  Each time the guest gets an I/O
 error for the failed request only, the VM goes on and ends cleanly, the
 VMM says what failed in a line and counts it (--stats io_errors).  On
 each guest kernel (the kernel fixture).
 
-Needs root, dmsetup and the dm-mod, dm-flakey and loop modules: the test
-host has them (tests/testhost/mkinitramfs.sh)."""
+Needs root, dmsetup and the dm-mod, dm-flakey and loop modules, and for
+the null_blk variants configfs and null_blk: the test host has them
+(tests/testhost/mkinitramfs.sh)."""
 import json
 import os
 import subprocess
@@ -14,17 +16,28 @@ import subprocess
 import pytest
 
 from blockdev import MIB, DM_ENV, dm_remove, loop_attach, loop_detach, needs_dm, sh
-from vmharness import cmdlines, guestrun, paths
+from vmharness import cmdlines, guestrun, nullblk, paths
 
 pytestmark = needs_dm
 
 
-@pytest.fixture
-def loopdev(tmp_path):
-    """A 64 MiB loop device over a file (sectors 0..131071)."""
-    dev = loop_attach(tmp_path / "backing.img")
+@pytest.fixture(params=["loop", pytest.param("nullb", marks=pytest.mark.long)])
+def lower(request, tmp_path):
+    """The 64 MiB block device under the device-mapper targets (sectors
+    0..131071): a loop device over a file, or a memory-backed null_blk
+    (512-byte blocks, multi-queue, timer completions: a device that
+    answers through the block layer's interrupt path, as a drive does)."""
+    if request.param == "loop":
+        dev = loop_attach(tmp_path / "backing.img")
+        yield dev
+        loop_detach(dev)
+        return
+    why = nullblk.unavailable()
+    if why:
+        pytest.fail(why)
+    dev = nullblk.create("nullbfault", size_mib=64)
     yield dev
-    loop_detach(dev)
+    nullblk.remove("nullbfault")
 
 
 @pytest.fixture
@@ -72,10 +85,10 @@ def failure_lines(g, what):
     return [l for l in g.stderr.splitlines() if "virtio-blk " in l and (" %s of " % what) in l]
 
 
-def test_read_error_fails_that_request_only(tmp_path, kernel, loopdev, dm):
+def test_read_error_fails_that_request_only(tmp_path, kernel, lower, dm):
     # 1 MiB of errors at 16 MiB, the rest a plain mapping of the loop device
     name = dm("0 32768 linear %s 0\n32768 2048 error\n34816 96256 linear %s 34816"
-              % (loopdev, loopdev))
+              % (lower, lower))
     script = (
         "dd if=$DISK of=/dev/null bs=4k count=1 skip=4096 iflag=direct; echo BAD rc=$?\n"
         "dd if=$DISK of=/dev/null bs=4k count=1 skip=0 iflag=direct; echo GOOD rc=$?\n"
@@ -89,9 +102,9 @@ def test_read_error_fails_that_request_only(tmp_path, kernel, loopdev, dm):
 
 
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "cached"])
-def test_write_and_flush_errors(tmp_path, kernel, loopdev, dm, direct):
+def test_write_and_flush_errors(tmp_path, kernel, lower, dm, direct):
     # flakey, always down, error_writes: reads pass, writes and flushes fail
-    name = dm("0 131072 flakey %s 0 0 1 1 error_writes" % loopdev)
+    name = dm("0 131072 flakey %s 0 0 1 1 error_writes" % lower)
     script = (
         "dd if=$DISK of=/dev/null bs=4k count=1 iflag=direct; echo READ rc=$?\n"
         "dd if=/dev/zero of=$DISK bs=4k count=1 seek=100 oflag=direct; echo WRITE rc=$?\n"
@@ -154,8 +167,8 @@ def test_file_shrunk_under_a_running_guest(tmp_path, kernel):
     assert st["io_errors"] >= 1
 
 
-def test_device_removed_under_a_running_guest(tmp_path, kernel, loopdev, dm):
-    name = dm("0 131072 linear %s 0" % loopdev)
+def test_device_removed_under_a_running_guest(tmp_path, kernel, lower, dm):
+    name = dm("0 131072 linear %s 0" % lower)
     script = (
         "dd if=$DISK of=/dev/null bs=4k count=1 iflag=direct; echo BEFORE rc=$?\n"
         "echo REMOVE-NOW; read -r -t 120 go || echo NO-ANSWER\n"

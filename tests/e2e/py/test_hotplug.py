@@ -292,3 +292,83 @@ def test_guest_remove_and_rescan(tmp_path):
     # Removed on the guest's side: still attached, no queue in use; back
     # after the rescan with its one queue.
     assert seen == {"removed": 0, "rescanned": 1}, (seen, g.tail())
+
+
+# A disk given at launch with `hotplug` sits in a slot of its own: the
+# guest finds it at boot (its pciehp sees the slot occupied and enables
+# it), and detach takes it out like an attached disk, here while fio
+# writes to it (fio sees the errors and ends); the freed slot takes the
+# next attach.  The disk on bus 0 is still refused, with the way to make
+# it detachable.
+LAUNCH_SCRIPT = (
+    "up() { n=0; while [ ! -b /dev/vdb ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done; "
+    'echo "SEEN$1 $(cat /sys/block/vdb/size) $(cat /sys/block/vdb/serial)"; }\n'
+    "gone() { n=0; while [ -e /sys/block/vdb ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done; "
+    '[ -e /sys/block/vdb ] && echo "STILL$1" || echo "GONE$1"; }\n'
+    "v() { fio --eta=never --name=v --filename=$1 --ioengine=psync --direct=1 --bs=64k "
+    "--rw=write --verify=crc32c --do_verify=1 --size=$2 --output=/tmp/v.out; }\n"
+    'up 1; v /dev/vdb 16M; echo "VERIFY1 rc=$?"\n'
+    "fio --eta=never --name=w --filename=/dev/vdb --ioengine=libaio --iodepth=16 --direct=1 "
+    "--bs=4k --rw=randwrite --time_based --runtime=30 --output=/tmp/w.out & f=$!\n"
+    "n=0; w=0; while [ \"$w\" = 0 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); "
+    "read -r _ _ _ _ w _ </sys/block/vdb/stat; done\n"
+    + wait_step("detach1") +
+    'wait $f; echo "FIO rc=$?"; gone 1\n'
+    + wait_step("attach2") +
+    'up 2; v /dev/vdb 16M; echo "VERIFY2 rc=$?"\n'
+    + wait_step("detach2") +
+    'gone 2; v $DISK 8M; echo "LAUNCH rc=$?"\n')
+
+
+def test_detach_launch_disk(tmp_path):
+    sock = str(tmp_path / "api.sock")
+    state = {}
+
+    def step(line, proc):
+        w = line.split()
+        if len(w) != 2 or w[0] != "API-WAIT":
+            return
+        try:
+            if w[1] == "detach1":
+                state["info"] = {d["name"]: d["hotplug"] for d in ctl(sock, "info")["disks"]}
+                rc, err = ctl(sock, "detach", "vda", ok=False)
+                state["vda"] = (rc, err.strip())
+                state["names"].append(ctl(sock, "detach", "vdb")["name"])
+            elif w[1] == "attach2":
+                state["names"].append(ctl(sock, "attach", "ram:64M,serial=again")["name"])
+            else:
+                state["names"].append(ctl(sock, "detach", "vdb")["name"])
+        except Exception as e:
+            state["errors"].append("%s: %r" % (line, e))
+        guestrun.answer(proc, "go")
+
+    def fresh():
+        state.clear()
+        state.update({"names": [], "errors": []})
+
+    img = guestlib.new_disk(tmp_path / "data.img", 16)
+    argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
+                             cmdlines.guest_cmdline(script=LAUNCH_SCRIPT, disk_serial="data"),
+                             [guestlib.disk(img, "data"),
+                              guestlib.disk("ram:64M", "boot", opts=["hotplug"])],
+                             extra=["--api", sock])
+    g = guestlib.run(argv, tmp_path, timeout=300, on_line=step, stdin=guestrun.ANSWER,
+                     before_try=fresh)
+    assert not state["errors"], "\n".join(state["errors"]) + "\n" + g.tail()
+    assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
+    guestlib.ended_clean(g)
+    assert field(g, "SEEN1") == [str(64 * 2048), "boot"], g.tail()
+    assert field(g, "VERIFY1") == ["rc=0"], g.tail()
+    assert state["info"] == {"vda": False, "vdb": True}, state
+    rc, err = state["vda"]
+    assert rc == 1 and len(err.splitlines()) == 1 and "hotplug" in err, state["vda"]
+    assert field(g, "FIO"), g.tail()  # fio ended, errors or not
+    assert "GONE1" in g.lines, "the launch disk still there after detach\n" + g.tail()
+    assert state["names"] == ["vdb"] * 3, state["names"]
+    assert field(g, "SEEN2") == [str(64 * 2048), "again"], g.tail()
+    assert field(g, "VERIFY2") == ["rc=0"], g.tail()
+    assert "GONE2" in g.lines, g.tail()
+    assert field(g, "LAUNCH") == ["rc=0"], g.tail()
+    out = "\n".join(g.lines)
+    for word in ("Oops", "BUG:", "WARNING:", "hung_task", "blocked for more than"):
+        assert word not in out, "%s in the guest's log\n%s" % (word, g.tail())
