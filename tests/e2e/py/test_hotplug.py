@@ -372,3 +372,62 @@ def test_detach_launch_disk(tmp_path):
     out = "\n".join(g.lines)
     for word in ("Oops", "BUG:", "WARNING:", "hung_task", "blocked for more than"):
         assert word not in out, "%s in the guest's log\n%s" % (word, g.tail())
+
+
+# A guest that ignores the attention button: its port driver unbound
+# from the slot's root port (no pciehp there), the disk still in use.
+# An orderly detach ends after --timeout with one line, status 1, and the
+# disk stays attached and readable; --force then takes it out.
+IGNORE_SCRIPT = (
+    wait_step("attach") +
+    "n=0; while [ ! -b /dev/vdb ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done\n"
+    "p=$(readlink -f /sys/block/vdb/device/..); p=${p%/*}\n"
+    "echo ${p##*/} > /sys/bus/pci/drivers/pcieport/unbind; echo \"UNBOUND ${p##*/} rc=$?\"\n"
+    + wait_step("detach") +
+    "dd if=/dev/vdb of=/dev/null bs=64k count=16 iflag=direct 2>/dev/null; echo \"READ rc=$?\"\n"
+    + wait_step("force"))
+
+
+def test_guest_ignores_the_button(tmp_path):
+    sock = str(tmp_path / "api.sock")
+    state = {}
+
+    def names():
+        return [d["name"] for d in ctl(sock, "info")["disks"]]
+
+    def step(line, proc):
+        w = line.split()
+        if len(w) != 2 or w[0] != "API-WAIT":
+            return
+        try:
+            if w[1] == "attach":
+                ctl(sock, "attach", "ram:64M")
+            elif w[1] == "detach":
+                rc, err = ctl(sock, "detach", "vdb", "--timeout", "3000", ok=False)
+                state["orderly"] = (rc, err.strip(), names())
+            else:
+                state["force"] = (ctl(sock, "detach", "vdb", "--force")["name"], names())
+        except Exception as e:
+            state["errors"].append("%s: %r" % (line, e))
+        guestrun.answer(proc, "go")
+
+    def fresh():
+        state.clear()
+        state["errors"] = []
+
+    img = guestlib.new_disk(tmp_path / "data.img", 16)
+    argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
+                             cmdlines.guest_cmdline(script=IGNORE_SCRIPT, disk_serial="data"),
+                             [guestlib.disk(img, "data")], extra=["--api", sock])
+    g = guestlib.run(argv, tmp_path, timeout=300, on_line=step, stdin=guestrun.ANSWER,
+                     before_try=fresh)
+    assert not state["errors"], "\n".join(state["errors"]) + "\n" + g.tail()
+    assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
+    guestlib.ended_clean(g)
+    assert field(g, "UNBOUND")[-1:] == ["rc=0"], g.tail()
+    rc, err, after = state["orderly"]
+    assert rc == 1 and len(err.splitlines()) == 1, state["orderly"]
+    assert "did not power its slot off within 3000 ms; still attached" in err, err
+    assert after == ["vda", "vdb"], after
+    assert field(g, "READ") == ["rc=0"], g.tail()  # still there, still served
+    assert state["force"] == ("vdb", ["vda"]), state["force"]
