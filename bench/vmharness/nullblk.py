@@ -57,10 +57,14 @@ def _write(d, attr, value):
 
 def create(name, size_mib=DEFAULTS["size_mib"], bs=DEFAULTS["bs"],
            completion_ns=DEFAULTS["completion_ns"], submit_queues=2,
-           hw_queue_depth=64):
+           hw_queue_depth=64, cache_mib=0):
     """/dev/NAME: a memory-backed null_blk device of SIZE_MIB with logical
     blocks of BS bytes, multi-queue (SUBMIT_QUEUES hardware queues), each
-    request completed by a timer COMPLETION_NS after it arrives."""
+    request completed by a timer COMPLETION_NS after it arrives.  With
+    CACHE_MIB, a volatile write cache of that size, which the device
+    says it has (write back): a flush then reaches it; without one (the
+    default) the block layer completes a flush at once, as for any
+    device with nothing to flush."""
     why = unavailable()
     if why:
         raise RuntimeError(why)
@@ -68,15 +72,16 @@ def create(name, size_mib=DEFAULTS["size_mib"], bs=DEFAULTS["bs"],
         raise ValueError("null_blk name %r: nullb followed by letters or digits" % name)
     if bs not in (512, 1024, 2048, 4096):
         raise ValueError("null_blk bs=%r: 512, 1024, 2048 or 4096" % bs)
+    attrs = [("size", size_mib), ("blocksize", bs), ("memory_backed", 1),
+             ("queue_mode", 2), ("submit_queues", submit_queues),
+             ("hw_queue_depth", hw_queue_depth), ("irqmode", 2),
+             ("completion_nsec", completion_ns)]
+    if cache_mib:
+        attrs.append(("cache_size", cache_mib))
     d = os.path.join(CONFIGFS, name)
     os.mkdir(d)
     try:
-        for attr, value in (("size", size_mib), ("blocksize", bs),
-                            ("memory_backed", 1), ("queue_mode", 2),
-                            ("submit_queues", submit_queues),
-                            ("hw_queue_depth", hw_queue_depth),
-                            ("irqmode", 2), ("completion_nsec", completion_ns),
-                            ("power", 1)):
+        for attr, value in attrs + [("power", 1)]:
             _write(d, attr, value)
     except OSError:
         remove(name)

@@ -26,7 +26,9 @@ def lower(request, tmp_path):
     """The 64 MiB block device under the device-mapper targets (sectors
     0..131071): a loop device over a file, or a memory-backed null_blk
     (512-byte blocks, multi-queue, timer completions: a device that
-    answers through the block layer's interrupt path, as a drive does)."""
+    answers through the block layer's interrupt path, as a drive does)
+    with a write cache, as a drive has: without one the block layer
+    would complete a flush at once, before it reached dm-flakey."""
     if request.param == "loop":
         dev = loop_attach(tmp_path / "backing.img")
         yield dev
@@ -35,7 +37,7 @@ def lower(request, tmp_path):
     why = nullblk.unavailable()
     if why:
         pytest.fail(why)
-    dev = nullblk.create("nullbfault", size_mib=64)
+    dev = nullblk.create("nullbfault", size_mib=64, cache_mib=16)
     yield dev
     nullblk.remove("nullbfault")
 
