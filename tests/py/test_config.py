@@ -76,14 +76,17 @@ def test_every_kind_of_every_scenario_refuses_an_unknown_key_and_a_key_twice():
 
 def test_our_disk_keys_are_the_vmms_and_go_into_the_disk_spec():
     """config.VMM_DISK is blk/opts.c's list less the harness's own (ro,
-    direct, serial, queues), and profile.guest_argv puts exactly those in
-    -d: an option the VMM gains needs a word here."""
+    direct, serial, queues) and hotplug (where the disk sits, not how it
+    is served: `vmbench hotplug` measures the slots), and
+    profile.guest_argv puts exactly those in -d: an option the VMM gains
+    needs a word here."""
     from types import SimpleNamespace
     from vmharness import config, profile
     with open(os.path.join(REPO, "blk", "opts.c")) as f:
         src = f.read()
     names = set(re.findall(r"\[OPT_[A-Z]+\] = \"(\w+)\"", src))
-    assert names and set(config.VMM_DISK) == names - {"ro", "direct", "serial", "queues"}
+    assert names and set(config.VMM_DISK) == names - {"ro", "direct", "serial", "queues",
+                                                      "hotplug"}
     spec = "vmm:poll=0,batch=on,engine=sync,iops=1000,bw=10M,burst=5,pin=on,append=nopv"
     args = SimpleNamespace(kernel="vmlinux", queues=2, mem=512, cpus=2, disk_mb=64)
     disk = {"path": "/d/data.img", "serial": "data", "direct": False}
