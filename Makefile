@@ -235,7 +235,7 @@ e2e: all guest
 # arm64 test host, from this host's pytest; `make test` runs the quick
 # cases, `make e2e` every one (ARM64_E2E_CASES picks).
 ARM64_QUICK := verify-ram-2q verify-file-1q readonly console sigterm poweroff reset panic
-ARM64_E2E_CASES ?= $(ARM64_QUICK) verify-ram-1q verify-file-2q verify-intx hotplug hotplug-io hotplug-rescan hotplug-launch hotplug-50 sizes
+ARM64_E2E_CASES ?= $(ARM64_QUICK) verify-ram-1q verify-file-2q verify-intx hotplug hotplug-io hotplug-rescan hotplug-launch hotplug-50 sizes sizes-4 sizes-16
 e2e-arm64:
 	$(MAKE) --no-print-directory ARCH=arm64 SAN=
 	ARCH=arm64 guest/build.sh

@@ -506,7 +506,21 @@ case_sizes() {
 	nullb_remove nullbsizes
 }
 
-ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic hotplug hotplug-io hotplug-rescan hotplug-50 sizes"
+# sizes_n N: N vCPUs; a RAM disk with the default queue count (one per
+# vCPU) and a file with 4 queues (several vCPUs to a queue when N > 4);
+# the same fio verify and counts as sizes.
+sizes_n() {
+	local n=$1 d=$OUT/sizes-$1
+	mkdir -p "$d"
+	truncate -s 48M /tmp/sizesn.img
+	vm "sizes-$n" /dev/null -c "$n" -m 1024 -d ram:64M -d /tmp/sizesn.img,queues=4 \
+		-p "$BASE run64=$(b64 "$SIZES")"
+	rm -f /tmp/sizesn.img
+}
+case_sizes_4() { sizes_n 4; }
+case_sizes_16() { sizes_n 16; }
+
+ALL="verify-ram-2q verify-file-1q verify-ram-1q verify-file-2q verify-intx readonly console sigterm poweroff reset panic hotplug hotplug-io hotplug-rescan hotplug-launch hotplug-50 sizes sizes-4 sizes-16"
 [ $# -gt 0 ] || set -- $ALL
 for c in "$@"; do
 	f=case_$(echo "$c" | tr - _)

@@ -24,7 +24,7 @@ CASES = os.path.join(paths.REPO, "tests", "e2e", "arm64", "cases.sh")
 OUT = os.path.join(paths.BUILD, "e2e-arm64")
 QUICK = "verify-ram-2q verify-file-1q readonly console sigterm poweroff reset panic"
 ALL = QUICK + (" verify-ram-1q verify-file-2q verify-intx hotplug hotplug-io hotplug-rescan"
-               " hotplug-launch hotplug-50 sizes")
+               " hotplug-launch hotplug-50 sizes sizes-4 sizes-16")
 WANTED = os.environ.get("ARM64_E2E_CASES", ALL).split()
 CASE_TIMEOUT = 900
 
@@ -380,3 +380,31 @@ def test_sizes_eight_vcpus_eight_disks(results):
     # The test host makes null_blk devices (configfs): one disk is one.
     assert re.search(r"-d /dev/nullb\w*,direct,queues=8", read("disks")), \
         read("disks") + read("nullb")
+
+
+@pytest.mark.parametrize("cpus", [4, 16])
+def test_sizes_vcpus(results, cpus):
+    """CPUS vCPUs (with verify-ram-1q's one and sizes' eight: 1, 4, 8 and
+    16): fio verify with a job on every vCPU passes on a RAM disk with the
+    default queue count, which is one per vCPU, and on a file with 4
+    queues; each queue has its own ITS interrupt and raised some."""
+    rc, con, err, read = case(results, "sizes-%d" % cpus)
+    assert rc == 0, "status %d: %s\n%s" % (rc, err[-2000:], con[-3000:])
+    lines = [l.strip() for l in con.splitlines()]
+    assert "failed fio runs: 0" in lines, con[-3000:]
+    verify = [l for l in lines if l.startswith("verify ")]
+    assert len(verify) == 2, con[-3000:]
+    for l in verify:
+        assert "err= 0" in l and l.count("err=") == 1, l
+    queues = {l.split()[1].rstrip(":"): int(l.split()[2]) for l in lines if l.startswith("queues ")}
+    assert queues == {"vda": cpus, "vdb": 4}, queues
+    irqs, nums = {}, []
+    for l in lines:
+        m = re.match(r"^irq (virtio\d+)-req\.(\d+) (\d+) (\d+) ITS-MSI$", l)
+        if m:
+            irqs.setdefault(m.group(1), {})[int(m.group(2))] = int(m.group(3))
+            nums.append(m.group(4))
+    assert sorted(len(q) for q in irqs.values()) == sorted([cpus, 4]), irqs
+    for dev_irqs in irqs.values():
+        assert all(n > 0 for n in dev_irqs.values()), irqs
+    assert len(nums) == cpus + 4 and len(set(nums)) == cpus + 4, nums
