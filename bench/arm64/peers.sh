@@ -35,6 +35,10 @@
 #                written once whole before the first boot, opened with
 #                O_DIRECT by every VMM (ours `direct`, kvmtool `direct`,
 #                QEMU cache=none with aio=io_uring and an iothread)
+#   host-nullb   no VM: this test host's own fio on the same null_blk, the
+#                same jobs (the guest image's fio and libraries, unpacked
+#                once into /tmp/hostroot and run there through chroot,
+#                FIO_DISK the device): the physical limit
 # Every guest: 2 vCPUs, 512 MiB, Debian's arm64 kernel and the guest image
 # (build/guest/arm64), an 8 MiB boot disk /tmp/boot.img as vda (unused),
 # the data disk as vdb, created anew (sparse, zeros) before every boot.
@@ -108,6 +112,24 @@ nullb_peers() {
 	echo "peers.sh: $NULLB: $DISK_MB MiB, $1-byte blocks, completion $2 ns" >&2
 }
 
+# host-nullb's root: the guest image (busybox, fio and its libraries:
+# this test host has no fio of its own) unpacked once, with /dev, /proc
+# and /sys.
+HOSTROOT=/tmp/hostroot
+host_root() {
+	[ -x "$HOSTROOT/bin/fio" ] && return 0
+	mkdir -p "$HOSTROOT" && (cd "$HOSTROOT" && cpio -id <"$I" 2>/dev/null)
+	[ -x "$HOSTROOT/bin/fio" ] || return 1
+	mkdir -p "$HOSTROOT/dev" "$HOSTROOT/proc" "$HOSTROOT/sys" "$HOSTROOT/tmp"
+	mount --bind /dev "$HOSTROOT/dev" && mount -t proc proc "$HOSTROOT/proc" &&
+		mount -t sysfs sys "$HOSTROOT/sys"
+}
+host_root_gone() {
+	[ -d "$HOSTROOT" ] || return 0
+	umount "$HOSTROOT/dev" "$HOSTROOT/proc" "$HOSTROOT/sys" 2>/dev/null
+	rm -rf "$HOSTROOT"
+}
+
 # vm_argv CONFIG: the command line of one guest under CONFIG.
 vm_argv() {
 	local cfg=$1
@@ -126,6 +148,9 @@ vm_argv() {
 		echo "$LKVM run -c 2 -m 512 -k $K -i $I --virtio-transport pci --irqchip gicv3-its --network mode=none -d /tmp/boot.img -d $NULLB,direct" ;;
 	qemu-nullb)
 		qemu_argv "$NULLB" none ;;
+	host-nullb)
+		# the guest's script, run here: FIO_DISK as the guest's /init sets it
+		echo "chroot $HOSTROOT /bin/sh -c" ;;
 	*)
 		echo "peers.sh: no configuration $cfg" >&2
 		return 1 ;;
@@ -218,6 +243,11 @@ while read -r a b c d; do
 			continue
 		fi ;;
 	esac
+	if [ "$cfg" = host-nullb ] && ! host_root; then
+		echo "peers.sh: repeat $rep, $cfg: skipped (no fio in $I)" >&2
+		BROKEN="$BROKEN $cfg"
+		continue
+	fi
 	argv=$(vm_argv "$cfg") || exit 2
 	script=$(guest_script "$(echo "$jobs" | tr , ' ')" "$RT")
 	# QEMU's virt machine has a PL011 (ttyAMA0), ours and kvmtool an
@@ -238,7 +268,11 @@ while read -r a b c d; do
 	# The sign of life for this boot (see RUN_TIMEOUT).
 	date +%s >"$OUT/heartbeat"
 	# The console through a loop that reads the KVM counters at the
-	# guest's PHASE markers.
+	# guest's PHASE markers (host-nullb: its fio's output, no counters).
+	if [ "$cfg" = host-nullb ]; then
+		{ timeout -s TERM "$limit" $argv "export FIO_DISK=$NULLB; $script" </dev/null 2>&1
+		  echo "=== VM EXIT rc=$? ==="; } >"$con"
+	else
 	{ timeout -s TERM "$limit" $argv $pflag "$params" </dev/null 2>&1; echo "=== VM EXIT rc=$? ==="; } |
 		while IFS= read -r line; do
 			case $line in
@@ -247,6 +281,7 @@ while read -r a b c d; do
 			esac
 			printf "%s\n" "$line"
 		done >"$con"
+	fi
 	read -r t1 _ </proc/uptime
 	rc=$(sed -n 's/^=== VM EXIT rc=\([0-9]*\) ===.*/\1/p' "$con" | tail -n 1)
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
@@ -262,6 +297,7 @@ while read -r a b c d; do
 	rm -rf "$con" "$kd"
 done <"$OUT/plan.txt"
 rm -f /tmp/disk.img /tmp/boot.img
+host_root_gone
 nullb_remove nullbpeers
 rmdir "$OUT/tmp" 2>/dev/null
 exit 0
