@@ -35,6 +35,11 @@
 #                written once whole before the first boot, opened with
 #                O_DIRECT by every VMM (ours `direct`, kvmtool `direct`,
 #                QEMU cache=none with aio=io_uring and an iothread)
+#   qemu10-nullb QEMU 10.0 (Debian 12's backports, unpacked by
+#                `bench/arm64/qemu-sysroot.sh 10` into
+#                build/arm64-sysroot10/root) on the same null_blk,
+#                cache=none, aio=io_uring, one IOThread per queue
+#                (iothread-vq-mapping, 2 queues): QEMU at its best
 #   host-nullb   no VM: this test host's own fio on the same null_blk, the
 #                same jobs (the guest image's fio and libraries, unpacked
 #                once into /tmp/hostroot and run there through chroot,
@@ -53,6 +58,7 @@ I=$REPO/build/guest/arm64/initrd.img
 VMM=$REPO/build/arm64/vmm
 LKVM=$REPO/build/peers/arm64/lkvm-static
 SYSROOT=$REPO/build/arm64-sysroot/root
+SYSROOT10=$REPO/build/arm64-sysroot10/root
 # Each guest boot is bounded: the harness stops a test host that shows no
 # sign of life (OUT/heartbeat, OUT/runs.jsonl, its console) for
 # arm64peers.STALL_S = 900 s, and a guest may be silent for its whole run.
@@ -95,10 +101,27 @@ echo "=== FIO-JSON BEGIN \$j ===";sed -n '/^{/,\$p' /tmp/o.json|awk '/[[{] *\$/|
 EOF
 }
 
-# qemu_argv DATA CACHE: QEMU's command line with DATA as vdb.
-qemu_argv() {
-	echo "$SYSROOT/lib/ld-linux-aarch64.so.1 --library-path $QEMU_LIBS $SYSROOT/usr/bin/qemu-system-aarch64 -L $SYSROOT/usr/share/qemu -M virt,gic-version=3 -accel kvm -cpu host -smp 2 -m 512 -nodefaults -nographic -serial stdio -monitor none -kernel $K -initrd $I -object iothread,id=io0 -drive file=/tmp/boot.img,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0 -drive file=$1,if=none,id=d1,format=raw,aio=io_uring,cache=$2 -device virtio-blk-pci,drive=d1,iothread=io0"
+# qemu_libs ROOT: the library path of a QEMU sysroot.
+qemu_libs() {
+	local d out=
+	for d in lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu/pulseaudio usr/lib/aarch64-linux-gnu/ceph; do
+		[ -d "$1/$d" ] && out=${out:+$out:}$1/$d
+	done
+	echo "$out"
 }
+
+# qemu_argv DATA CACHE [ROOT DEVICE]: QEMU's command line with DATA as
+# vdb; by default the 7.2 sysroot's and one IOThread for the disk, else
+# ROOT's QEMU and vdb's -device (and its IOThreads) as DEVICE.
+qemu_argv() {
+	local root=${3:-$SYSROOT}
+	local dev=${4:-"-object iothread,id=io0 -device virtio-blk-pci,drive=d1,iothread=io0"}
+	echo "$root/lib/ld-linux-aarch64.so.1 --library-path $(qemu_libs "$root") $root/usr/bin/qemu-system-aarch64 -L $root/usr/share/qemu -M virt,gic-version=3 -accel kvm -cpu host -smp 2 -m 512 -nodefaults -nographic -serial stdio -monitor none -kernel $K -initrd $I -drive file=/tmp/boot.img,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0 -drive file=$1,if=none,id=d1,format=raw,aio=io_uring,cache=$2 $dev"
+}
+# QEMU 9.0 and later: one IOThread per queue, only in JSON -device syntax
+# (no spaces in it: vm_argv's words are split on them).
+VQMAP='-object iothread,id=q0 -object iothread,id=q1 -device {"driver":"virtio-blk-pci","drive":"d1","num-queues":2,"iothread-vq-mapping":[{"iothread":"q0"},{"iothread":"q1"}]}'
+
 
 # NULLB: the null_blk of the *-nullb configurations (made once, by
 # tests/testhost/nullb.sh's nullb_make, and written whole: a
@@ -148,6 +171,8 @@ vm_argv() {
 		echo "$LKVM run -c 2 -m 512 -k $K -i $I --virtio-transport pci --irqchip gicv3-its --network mode=none -d /tmp/boot.img -d $NULLB,direct" ;;
 	qemu-nullb)
 		qemu_argv "$NULLB" none ;;
+	qemu10-nullb)
+		qemu_argv "$NULLB" none "$SYSROOT10" "$VQMAP" ;;
 	host-nullb)
 		# the guest's script, run here: FIO_DISK as the guest's /init sets it
 		echo "chroot $HOSTROOT /bin/sh -c" ;;
@@ -157,10 +182,6 @@ vm_argv() {
 	esac
 }
 
-QEMU_LIBS=
-for d in lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu/pulseaudio usr/lib/aarch64-linux-gnu/ceph; do
-	[ -d "$SYSROOT/$d" ] && QEMU_LIBS=${QEMU_LIBS:+$QEMU_LIBS:}$SYSROOT/$d
-done
 
 # One JSON line per job of a finished boot, from its console and the
 # counters the host read at its markers.
@@ -254,7 +275,7 @@ while read -r a b c d; do
 	# 8250; QEMU takes its kernel's command line with -append, and has a
 	# limit of its own.
 	tty=ttyS0 pflag=-p limit=$RUN_TIMEOUT
-	case $cfg in qemu-*) tty=ttyAMA0 pflag=-append limit=$QEMU_TIMEOUT ;; esac
+	case $cfg in qemu*) tty=ttyAMA0 pflag=-append limit=$QEMU_TIMEOUT ;; esac
 	params="console=$tty quiet panic=-1 run64=$(b64 "$script")"
 	rm -f /tmp/disk.img /tmp/boot.img
 	truncate -s 8M /tmp/boot.img
@@ -273,7 +294,8 @@ while read -r a b c d; do
 		{ timeout -s TERM "$limit" $argv "export FIO_DISK=$NULLB; $script" </dev/null 2>&1
 		  echo "=== VM EXIT rc=$? ==="; } >"$con"
 	else
-	{ timeout -s TERM "$limit" $argv $pflag "$params" </dev/null 2>&1; echo "=== VM EXIT rc=$? ==="; } |
+	# set -f: no pathname expansion of the words (VQMAP's brackets).
+	{ set -f; timeout -s TERM "$limit" $argv $pflag "$params" </dev/null 2>&1; echo "=== VM EXIT rc=$? ==="; } |
 		while IFS= read -r line; do
 			case $line in
 			"=== PHASE BEGIN "*) j=${line#=== PHASE BEGIN }; j=${j% ===*}; kvm_counters >"$kd/$j.before" ;;

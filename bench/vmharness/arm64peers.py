@@ -22,6 +22,9 @@ Configurations (peers.sh says how each is started):
                 the data disk's size in the test host (512-byte blocks,
                 10 us completions: the x86 comparison's device), opened
                 with O_DIRECT by every VMM (QEMU: cache=none)
+  qemu10-nullb  QEMU 10.0 (Debian 12's backports: `bench/arm64/qemu-sysroot.sh
+                10`) on that null_blk, one IOThread per queue
+                (iothread-vq-mapping), cache=none, aio=io_uring
   host-nullb    no VM: the test host's own fio on that null_blk, the same
                 jobs (the guest image's fio, run in the test host through
                 chroot): the physical limit
@@ -54,10 +57,11 @@ from .stats import ALPHA, mean_interval, paired_ratio
 
 RUNNER = os.path.join("bench", "arm64", "peers.sh")
 CONFIGS = ("vmm-ram", "vmm-file", "kvmtool-file", "qemu-file",
-           "vmm-nullb", "kvmtool-nullb", "qemu-nullb", "host-nullb")
+           "vmm-nullb", "kvmtool-nullb", "qemu-nullb", "qemu10-nullb", "host-nullb")
 JOBS = ("randread-4k", "randwrite-4k", "seed-virtio-blk")
 # (baseline, other, like-for-like, target: other/baseline IOPS; issue
-# 38's against the peers, issue 47's against the test host's own fio)
+# 38's against kvmtool and QEMU 7.2, issue 47's against QEMU 10.0 and
+# the test host's own fio)
 COMPARISONS = (
     ("kvmtool-file", "vmm-file", True, 1.5),
     ("kvmtool-file", "vmm-ram", False, 1.5),
@@ -66,6 +70,7 @@ COMPARISONS = (
     ("vmm-file", "vmm-ram", False, None),
     ("kvmtool-nullb", "vmm-nullb", True, 1.5),
     ("qemu-nullb", "vmm-nullb", True, 1.0),
+    ("qemu10-nullb", "vmm-nullb", True, 1.3),
     ("host-nullb", "vmm-nullb", True, 0.8),
 )
 # The KVM counters (debugfs, arm64 6.1) reported per request.
@@ -296,7 +301,7 @@ def analyse_data(out, plan, runs, meta=None):
               "p, **sig** when p < 0.05.  Like-for-like: vmm-file against "
               "kvmtool-file and qemu-file (the same file on the test host's tmpfs), "
               "vmm-nullb against kvmtool-nullb and qemu-nullb (the same null_blk "
-              "device, O_DIRECT) and against host-nullb (the test host's own fio "
+              "device, O_DIRECT) and qemu10-nullb, and against host-nullb (the test host's own fio "
               "on it, no VM); vmm-ram is our RAM disk.  Repeat 0 (if any): a check, one boot "
               "outside the paired design, in the means only.\n")
     md.append("### IOPS and mean completion latency\n")

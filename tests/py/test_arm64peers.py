@@ -227,7 +227,8 @@ def test_peers_sh_opens_the_null_blk_with_o_direct_everywhere():
     kvmtool `direct`, QEMU cache=none)."""
     sh = open(os.path.join(paths.REPO, "bench", "arm64", "peers.sh")).read()
     for cfg, want in (("vmm-nullb", "-d $NULLB,direct"), ("kvmtool-nullb", "-d $NULLB,direct"),
-                      ("qemu-nullb", 'qemu_argv "$NULLB" none')):
+                      ("qemu-nullb", 'qemu_argv "$NULLB" none'),
+                      ("qemu10-nullb", 'qemu_argv "$NULLB" none "$SYSROOT10"')):
         arm = sh[sh.index("\t%s)" % cfg):]
         assert want in arm[:arm.index(";;")], cfg
 
@@ -269,3 +270,22 @@ def test_peers_sh_runs_host_nullb_on_the_device_without_a_vm():
     sh = open(os.path.join(paths.REPO, "bench", "arm64", "peers.sh")).read()
     assert 'export FIO_DISK=$NULLB; $script' in sh
     assert "host_root_gone" in sh[sh.index("done <\"$OUT/plan.txt\""):]
+
+
+def test_peers_sh_qemu10_maps_an_iothread_to_each_queue():
+    """qemu10-nullb's -device is JSON with one IOThread per queue (QEMU
+    9.0's iothread-vq-mapping, the guest's 2 queues), each IOThread
+    defined, and no space in it (vm_argv's words are split on spaces);
+    the boot runs with pathname expansion off (its brackets)."""
+    sh = open(os.path.join(paths.REPO, "bench", "arm64", "peers.sh")).read()
+    vqmap = re.search(r"^VQMAP='(.*)'$", sh, re.M).group(1)
+    assert " " not in vqmap.split("-device ")[1]
+    dev = json.loads(vqmap.split("-device ")[1])
+    assert dev["num-queues"] == 2 and dev["drive"] == "d1"
+    threads = [m["iothread"] for m in dev["iothread-vq-mapping"]]
+    assert len(threads) == 2 and len(set(threads)) == 2
+    for t in threads:
+        assert "-object iothread,id=%s " % t in vqmap
+    assert '{ set -f; timeout -s TERM "$limit" $argv' in sh
+    comps = {(b, o): t for b, o, _, t in arm64peers.COMPARISONS}
+    assert comps[("qemu10-nullb", "vmm-nullb")] == 1.3
