@@ -7,18 +7,30 @@
 #include "host/log.h"
 #include "vmm/machine.h"
 
-uint64_t machine_disk_features(void *opaque)
+static uint64_t disk_features(void *opaque)
 {
 	struct vdisk *d = opaque;
 
 	return vpci_features(&d->pci->pci);
 }
 
-void machine_disk_config_changed(void *opaque)
+static void disk_config_changed(void *opaque)
 {
 	struct vdisk *d = opaque;
 
 	vpci_config_changed(&d->pci->pci);
+}
+
+void machine_api_disk(struct api_disk *out, const char *name,
+		      struct vdisk *d, bool hotplug)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	out->blk = d->blk;
+	out->features = disk_features;
+	out->config_changed = disk_config_changed;
+	out->opaque = d;
+	out->hotplug = hotplug;
 }
 
 static void vm_quit(void *opaque)
@@ -38,13 +50,10 @@ int machine_api_start(struct machine *m)
 	v->mem = m->cfg->mem;
 	v->ndisks = m->ndisks;
 	for (unsigned int i = 0; i < m->ndisks; i++) {
-		struct api_disk *d = &v->disk[i];
+		char name[VDISK_NAME_LEN];
 
-		snprintf(d->name, sizeof(d->name), "vd%c", 'a' + i);
-		d->blk = m->disk[i]->blk;
-		d->features = machine_disk_features;
-		d->config_changed = machine_disk_config_changed;
-		d->opaque = m->disk[i];
+		machine_api_disk(&v->disk[i], vdisk_name(name, i), m->disk[i],
+				 false);
 	}
 	v->ndisks += hotplug_api_disks(m->hp, &v->disk[v->ndisks],
 				       API_MAX_DISKS - v->ndisks);

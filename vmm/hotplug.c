@@ -172,10 +172,9 @@ int hotplug_create(struct machine *m, struct blk_dev **disks,
 	 * present and enables the slots as it would after an attach. */
 	for (unsigned int k = 0; k < launch && !r; k++) {
 		unsigned int d = cfg->ndisks - launch + k;
-		char name[8];
+		char name[VDISK_NAME_LEN];
 
-		snprintf(name, sizeof(name), "vd%c", 'a' + d);
-		r = hp_slot_fill(h, &h->slot[k], disks[d], name);
+		r = hp_slot_fill(h, &h->slot[k], disks[d], vdisk_name(name, d));
 		if (!r)
 			disks[d] = NULL; /* the slot owns it now */
 	}
@@ -197,14 +196,7 @@ unsigned int hotplug_api_disks(struct hotplug *h, struct api_disk *out,
 
 		if (!s->disk)
 			continue;
-		memset(&out[n], 0, sizeof(out[n]));
-		snprintf(out[n].name, sizeof(out[n].name), "%s", s->name);
-		out[n].blk = s->disk->blk;
-		out[n].features = machine_disk_features;
-		out[n].config_changed = machine_disk_config_changed;
-		out[n].opaque = s->disk;
-		out[n].hotplug = true;
-		n++;
+		machine_api_disk(&out[n++], s->name, s->disk, true);
 	}
 	return n;
 }
@@ -299,10 +291,7 @@ static int hp_do_attach(struct hotplug *h)
 			 strerror(-r));
 		goto fail;
 	}
-	h->out->blk = blk;
-	h->out->features = machine_disk_features;
-	h->out->config_changed = machine_disk_config_changed;
-	h->out->opaque = s->disk;
+	machine_api_disk(h->out, h->name, s->disk, true);
 	return 0;
 fail:
 	hp_slot_clear(s);

@@ -154,10 +154,12 @@ void machine_serial(struct machine *m, unsigned int irq);
  * the main thread's filter: it takes its own), stopped first at
  * teardown; the socket file is removed then. */
 int machine_api_start(struct machine *m);
-/* A disk's api_disk callbacks (opaque: its struct vdisk), for launch
- * disks and attached ones alike. */
-uint64_t machine_disk_features(void *opaque);
-void machine_disk_config_changed(void *opaque);
+/* The socket's view of disk d, named name, for launch disks and
+ * attached ones alike (hotplug: in a slot, so detachable). */
+struct api_disk;
+struct vdisk;
+void machine_api_disk(struct api_disk *out, const char *name,
+		      struct vdisk *d, bool hotplug);
 void machine_api_stop(struct machine *m);
 
 #endif

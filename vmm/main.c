@@ -230,17 +230,17 @@ static void inputs_free(struct inputs *in)
 static int open_disks(const struct vmm_config *c, struct inputs *in,
 		      char *msg, size_t msglen)
 {
-	char why[200];
+	char why[200], name[VDISK_NAME_LEN];
 
 	for (unsigned int i = 0; i < c->ndisks; i++) {
+		vdisk_name(name, i);
 		if (blk_dev_create(&c->disk[i], &in->disk[i], why,
 				   sizeof(why))) {
-			snprintf(msg, msglen, "disk vd%c: %s", 'a' + i, why);
+			snprintf(msg, msglen, "disk %s: %s", name, why);
 			return -1;
 		}
 		if (*blk_dev_note(in->disk[i]))
-			pr_warn("disk vd%c: %s", 'a' + i,
-				blk_dev_note(in->disk[i]));
+			pr_warn("disk %s: %s", name, blk_dev_note(in->disk[i]));
 	}
 	return 0;
 }

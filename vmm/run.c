@@ -189,10 +189,10 @@ static void machine_write_stats(struct machine *m)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", m->cfg->stats_path);
 	for (unsigned int i = 0; i < m->ndisks; i++) {
 		struct json_object *o = vdisk_stats_json(m->disk[i]);
-		char name[8];
+		char name[VDISK_NAME_LEN];
 
-		snprintf(name, sizeof(name), "vd%c", 'a' + i);
-		json_object_object_add(o, "name", json_object_new_string(name));
+		json_object_object_add(o, "name",
+				       json_object_new_string(vdisk_name(name, i)));
 		json_object_array_add(disks, o);
 	}
 	hotplug_stats_json(m->hp, disks);

@@ -7,6 +7,12 @@
 #include "host/json.h"
 #include "host/log.h"
 
+char *vdisk_name(char out[VDISK_NAME_LEN], unsigned int i)
+{
+	snprintf(out, VDISK_NAME_LEN, "vd%c", 'a' + i);
+	return out;
+}
+
 int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
 		 uint32_t io_bar, struct vdisk **out)
 {

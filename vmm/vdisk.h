@@ -16,6 +16,11 @@ struct vdisk {
 	struct vpci_kvm *pci;
 };
 
+/* The guest's name of the disk at index i of the command line: vda,
+ * vdb, ... (attached disks take the first name free).  Returns out. */
+#define VDISK_NAME_LEN 8
+char *vdisk_name(char out[VDISK_NAME_LEN], unsigned int i);
+
 /* Takes over blk (destroyed by vdisk_destroy); BAR 0 at bar, the I/O
  * BAR at port io_bar.  0 or -errno. */
 int vdisk_create(struct vm *vm, struct blk_dev *blk, uint32_t bar,
