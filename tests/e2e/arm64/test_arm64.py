@@ -185,17 +185,13 @@ def check_refusals(read, sub=""):
     """The bad requests (cases.sh refuse): each status 1, one line on
     stderr with the words wanted; the disk list (vda at least) the same
     before and after each round.  Returns the requests seen."""
-    lines = read(sub + "refusals").splitlines()
-    assert lines, "no refusal ran"
-    for line in lines:
-        what, want, rc, n, err = line.split("|", 4)
-        assert rc == "rc=1" and n == "lines=1" and want in err, line
+    seen = check_refusals_only(read, sub)
     disks = dict(l.split(": ", 1) for l in read(sub + "disks").splitlines())
     whens = {w.rsplit("-", 1)[0] for w in disks}
     for w in whens:
         assert disks[w + "-before"] == disks[w + "-after"], disks
         assert "vda" in disks[w + "-before"].split(), disks
-    return [l.split("|")[0] for l in lines]
+    return seen
 
 
 def test_hotplug(results):
@@ -308,10 +304,11 @@ def test_hotplug_launch_disk(results):
     assert rc == 0, "status %d: %s" % (rc, err[-2000:])
 
 
-def check_refusals_only(read):
+def check_refusals_only(read, sub=""):
     """cases.sh refuse's lines alone (no disk lists): each status 1, one
     line with the words wanted.  Returns the requests seen."""
-    lines = read("refusals").splitlines()
+    lines = read(sub + "refusals").splitlines()
+    assert lines, "no refusal ran"
     for line in lines:
         what, want, rc, n, err = line.split("|", 4)
         assert rc == "rc=1" and n == "lines=1" and want in err, line
@@ -349,6 +346,28 @@ def test_hotplug_guest_remove_and_rescan(results):
     assert rc == 0, "status %d: %s" % (rc, err[-2000:])
 
 
+def sizes_outcome(rc, con, err, disks):
+    """A sizes case's guest report: status 0, no failed fio run, one
+    clean verify line per disk.  Returns ({disk: queues Linux uses},
+    {virtioN: {queue: interrupts}}, [each queue's interrupt number])."""
+    assert rc == 0, "status %d: %s\n%s" % (rc, err[-2000:], con[-3000:])
+    lines = [l.strip() for l in con.splitlines()]
+    assert "failed fio runs: 0" in lines, con[-3000:]
+    verify = [l for l in lines if l.startswith("verify ")]
+    assert len(verify) == disks, con[-3000:]
+    for l in verify:
+        assert "err= 0" in l and l.count("err=") == 1, l
+    queues = {l.split()[1].rstrip(":"): int(l.split()[2])
+              for l in lines if l.startswith("queues ")}
+    irqs, nums = {}, []
+    for l in lines:
+        m = re.match(r"^irq (virtio\d+)-req\.(\d+) (\d+) (\d+) ITS-MSI$", l)
+        if m:
+            irqs.setdefault(m.group(1), {})[int(m.group(2))] = int(m.group(3))
+            nums.append(m.group(4))
+    return queues, irqs, nums
+
+
 def test_sizes_eight_vcpus_eight_disks(results):
     """8 vCPUs, 8 disks (RAM, files, a null_blk with O_DIRECT where the
     test host makes one), one of 16 queues: fio verify on every disk with
@@ -356,21 +375,8 @@ def test_sizes_eight_vcpus_eight_disks(results):
     on each; each queue has its own ITS interrupt, and every queue a job
     ran on raised some."""
     rc, con, err, read = case(results, "sizes")
-    assert rc == 0, "status %d: %s\n%s" % (rc, err[-2000:], con[-3000:])
-    lines = [l.strip() for l in con.splitlines()]
-    assert "failed fio runs: 0" in lines, con[-3000:]
-    verify = [l for l in lines if l.startswith("verify ")]
-    assert len(verify) == 8, con[-3000:]
-    for l in verify:
-        assert "err= 0" in l and l.count("err=") == 1, l
-    queues = {l.split()[1]: int(l.split()[2]) for l in lines if l.startswith("queues ")}
+    queues, irqs, nums = sizes_outcome(rc, con, err, disks=8)
     assert sorted(queues.values()) == [8] * 8, queues
-    irqs, nums = {}, []
-    for l in lines:
-        m = re.match(r"^irq (virtio\d+)-req\.(\d+) (\d+) (\d+) ITS-MSI$", l)
-        if m:
-            irqs.setdefault(m.group(1), {})[int(m.group(2))] = int(m.group(3))
-            nums.append(m.group(4))
     assert len(irqs) == 8, irqs
     for dev_irqs in irqs.values():
         assert sorted(dev_irqs) == list(range(8)), irqs
@@ -389,21 +395,8 @@ def test_sizes_vcpus(results, cpus):
     default queue count, which is one per vCPU, and on a file with 4
     queues; each queue has its own ITS interrupt and raised some."""
     rc, con, err, read = case(results, "sizes-%d" % cpus)
-    assert rc == 0, "status %d: %s\n%s" % (rc, err[-2000:], con[-3000:])
-    lines = [l.strip() for l in con.splitlines()]
-    assert "failed fio runs: 0" in lines, con[-3000:]
-    verify = [l for l in lines if l.startswith("verify ")]
-    assert len(verify) == 2, con[-3000:]
-    for l in verify:
-        assert "err= 0" in l and l.count("err=") == 1, l
-    queues = {l.split()[1].rstrip(":"): int(l.split()[2]) for l in lines if l.startswith("queues ")}
+    queues, irqs, nums = sizes_outcome(rc, con, err, disks=2)
     assert queues == {"vda": cpus, "vdb": 4}, queues
-    irqs, nums = {}, []
-    for l in lines:
-        m = re.match(r"^irq (virtio\d+)-req\.(\d+) (\d+) (\d+) ITS-MSI$", l)
-        if m:
-            irqs.setdefault(m.group(1), {})[int(m.group(2))] = int(m.group(3))
-            nums.append(m.group(4))
     assert sorted(len(q) for q in irqs.values()) == sorted([cpus, 4]), irqs
     for dev_irqs in irqs.values():
         assert all(n > 0 for n in dev_irqs.values()), irqs

@@ -182,6 +182,26 @@ def wait_step(name):
             'read -r -t 300 go || { echo NO-ANSWER; poweroff -f; }\n' % name)
 
 
+def api_steps(act, errors, trace=None):
+    """GuestRun's on_line for a guest script of wait_step()s: for each
+    API-WAIT NAME, act(NAME, proc), then the answer that lets the guest
+    go on.  An exception from act is kept in the list errors (the guest
+    goes on all the same), for the test to report with the guest's log;
+    trace, if given, sees every line."""
+    def on_line(line, proc):
+        if trace:
+            trace(line)
+        w = line.split()
+        if len(w) != 2 or w[0] != "API-WAIT":
+            return
+        try:
+            act(w[1], proc)
+        except Exception as e:
+            errors.append("%s: %r" % (line, e))
+        guestrun.answer(proc, "go")
+    return on_line
+
+
 def field(g, word):
     """The words after WORD on the guest's first line starting with it."""
     for line in g.lines:

@@ -71,7 +71,7 @@ def test_attach_detach(tmp_path, cycles, kname):
     beside = cycles > CYCLES
     script = SCRIPT % (BESIDE if beside else "", cycles,
                        "touch /tmp/stop; wait $b\n" if beside else "")
-    state = {}  # filled by fresh(), before each try
+    state, errors = {}, []  # filled by fresh(), before each try
 
     def at_attach(i, proc):
         if i == 1:
@@ -90,15 +90,7 @@ def test_attach_detach(tmp_path, cycles, kname):
         steps["attach%d" % i] = (lambda i: lambda p: at_attach(i, p))(i)
         steps["detach%d" % i] = (lambda i: lambda p: at_detach(i, p))(i)
 
-    def lines(line, proc):
-        w = line.split()
-        try:
-            if len(w) == 2 and w[0] == "API-WAIT":
-                steps[w[1]](proc)
-        except Exception as e:
-            state["errors"].append("%s: %r" % (line, e))
-        if len(w) == 2 and w[0] == "API-WAIT":
-            guestrun.answer(proc, "go")
+    lines = guestlib.api_steps(lambda name, proc: steps[name](proc), errors)
 
     img = guestlib.new_disk(tmp_path / "data.img", 16)
     argv = guestlib.vmm_argv(guestlib.Kernel(kname).path("vmlinux"),
@@ -107,11 +99,12 @@ def test_attach_detach(tmp_path, cycles, kname):
 
     def fresh():  # a try the test host killed counts for nothing
         state.clear()
-        state.update({"counts": [], "names": [], "errors": [], "refusals": []})
+        state.update({"counts": [], "names": [], "refusals": []})
+        errors.clear()
 
     g = guestlib.run(argv, tmp_path, timeout=300 + 25 * cycles, on_line=lines,
                      stdin=guestrun.ANSWER, before_try=fresh)
-    assert not state["errors"], "\n".join(state["errors"]) + "\n" + g.tail()
+    assert not errors, "\n".join(errors) + "\n" + g.tail()
     assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
     guestlib.ended_clean(g)
     for i in range(1, cycles + 1):
@@ -192,22 +185,15 @@ def test_detach_under_io(tmp_path):
 
     trace = guestlib.console_trace(tmp_path)
 
-    def step(line, proc):
-        trace(line)
-        w = line.split()
-        if len(w) != 2 or w[0] != "API-WAIT":
-            return
-        try:
-            kind, mode = w[1].split("-")
-            if kind == "attach":
-                ctl(sock, "attach", "ram:64M")
-            elif mode == "safe":
-                ctl(sock, "detach", "vdb")
-            else:
-                ctl(sock, "detach", "vdb", "--force")
-        except Exception as e:
-            errors.append("%s: %r" % (line, e))
-        guestrun.answer(proc, "go")
+    def act(name, proc):
+        kind, mode = name.split("-")
+        if kind == "attach":
+            ctl(sock, "attach", "ram:64M")
+        elif mode == "safe":
+            ctl(sock, "detach", "vdb")
+        else:
+            ctl(sock, "detach", "vdb", "--force")
+    step = guestlib.api_steps(act, errors, trace)
 
     img = guestlib.new_disk(tmp_path / "data.img", 16)
     argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
@@ -256,22 +242,16 @@ def test_guest_remove_and_rescan(tmp_path):
         d = [d for d in ctl(sock, "info")["disks"] if d["name"] == name]
         return d[0]["active_queues"] if d else None
 
-    def step(line, proc):
-        w = line.split()
-        if len(w) != 2 or w[0] != "API-WAIT":
-            return
-        try:
-            if w[1] == "attach":
-                ctl(sock, "attach", "ram:64M")
-            elif w[1] == "detach":
-                ctl(sock, "detach", "vdb")
-            else:
-                # The guest's reset reaches the device from its vCPU
-                # before the guest goes on: no wait needed.
-                seen[w[1]] = active()
-        except Exception as e:
-            errors.append("%s: %r" % (line, e))
-        guestrun.answer(proc, "go")
+    def act(name, proc):
+        if name == "attach":
+            ctl(sock, "attach", "ram:64M")
+        elif name == "detach":
+            ctl(sock, "detach", "vdb")
+        else:
+            # The guest's reset reaches the device from its vCPU
+            # before the guest goes on: no wait needed.
+            seen[name] = active()
+    step = guestlib.api_steps(act, errors)
 
     def fresh():
         seen.clear()
@@ -322,29 +302,24 @@ LAUNCH_SCRIPT = (
 
 def test_detach_launch_disk(tmp_path):
     sock = str(tmp_path / "api.sock")
-    state = {}
+    state, errors = {}, []
 
-    def step(line, proc):
-        w = line.split()
-        if len(w) != 2 or w[0] != "API-WAIT":
-            return
-        try:
-            if w[1] == "detach1":
-                state["info"] = {d["name"]: d["hotplug"] for d in ctl(sock, "info")["disks"]}
-                rc, err = ctl(sock, "detach", "vda", ok=False)
-                state["vda"] = (rc, err.strip())
-                state["names"].append(ctl(sock, "detach", "vdb")["name"])
-            elif w[1] == "attach2":
-                state["names"].append(ctl(sock, "attach", "ram:64M,serial=again")["name"])
-            else:
-                state["names"].append(ctl(sock, "detach", "vdb")["name"])
-        except Exception as e:
-            state["errors"].append("%s: %r" % (line, e))
-        guestrun.answer(proc, "go")
+    def act(name, proc):
+        if name == "detach1":
+            state["info"] = {d["name"]: d["hotplug"] for d in ctl(sock, "info")["disks"]}
+            rc, err = ctl(sock, "detach", "vda", ok=False)
+            state["vda"] = (rc, err.strip())
+            state["names"].append(ctl(sock, "detach", "vdb")["name"])
+        elif name == "attach2":
+            state["names"].append(ctl(sock, "attach", "ram:64M,serial=again")["name"])
+        else:
+            state["names"].append(ctl(sock, "detach", "vdb")["name"])
+    step = guestlib.api_steps(act, errors)
 
     def fresh():
         state.clear()
-        state.update({"names": [], "errors": []})
+        state["names"] = []
+        errors.clear()
 
     img = guestlib.new_disk(tmp_path / "data.img", 16)
     argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
@@ -354,7 +329,7 @@ def test_detach_launch_disk(tmp_path):
                              extra=["--api", sock])
     g = guestlib.run(argv, tmp_path, timeout=300, on_line=step, stdin=guestrun.ANSWER,
                      before_try=fresh)
-    assert not state["errors"], "\n".join(state["errors"]) + "\n" + g.tail()
+    assert not errors, "\n".join(errors) + "\n" + g.tail()
     assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
     guestlib.ended_clean(g)
     assert field(g, "SEEN1") == [str(64 * 2048), "boot"], g.tail()
@@ -390,30 +365,24 @@ IGNORE_SCRIPT = (
 
 def test_guest_ignores_the_button(tmp_path):
     sock = str(tmp_path / "api.sock")
-    state = {}
+    state, errors = {}, []
 
     def names():
         return [d["name"] for d in ctl(sock, "info")["disks"]]
 
-    def step(line, proc):
-        w = line.split()
-        if len(w) != 2 or w[0] != "API-WAIT":
-            return
-        try:
-            if w[1] == "attach":
-                ctl(sock, "attach", "ram:64M")
-            elif w[1] == "detach":
-                rc, err = ctl(sock, "detach", "vdb", "--timeout", "3000", ok=False)
-                state["orderly"] = (rc, err.strip(), names())
-            else:
-                state["force"] = (ctl(sock, "detach", "vdb", "--force")["name"], names())
-        except Exception as e:
-            state["errors"].append("%s: %r" % (line, e))
-        guestrun.answer(proc, "go")
+    def act(name, proc):
+        if name == "attach":
+            ctl(sock, "attach", "ram:64M")
+        elif name == "detach":
+            rc, err = ctl(sock, "detach", "vdb", "--timeout", "3000", ok=False)
+            state["orderly"] = (rc, err.strip(), names())
+        else:
+            state["force"] = (ctl(sock, "detach", "vdb", "--force")["name"], names())
+    step = guestlib.api_steps(act, errors)
 
     def fresh():
         state.clear()
-        state["errors"] = []
+        errors.clear()
 
     img = guestlib.new_disk(tmp_path / "data.img", 16)
     argv = guestlib.vmm_argv(guestlib.STOCK.path("vmlinux"),
@@ -421,7 +390,7 @@ def test_guest_ignores_the_button(tmp_path):
                              [guestlib.disk(img, "data")], extra=["--api", sock])
     g = guestlib.run(argv, tmp_path, timeout=300, on_line=step, stdin=guestrun.ANSWER,
                      before_try=fresh)
-    assert not state["errors"], "\n".join(state["errors"]) + "\n" + g.tail()
+    assert not errors, "\n".join(errors) + "\n" + g.tail()
     assert "NO-ANSWER" not in g.lines, "the host never answered\n" + g.tail()
     guestlib.ended_clean(g)
     assert field(g, "UNBOUND")[-1:] == ["rc=0"], g.tail()
