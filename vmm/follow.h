@@ -4,8 +4,8 @@
  *
  * Why: an iothread on its vCPU's CPU is woken there by a kick and
  * interrupts a vCPU that is not running, with no interrupt between the
- * host's CPUs (bench/JOURNAL.md, 2026-12-03 16:00 UTC: twice the IOPS,
- * a third of the exits).  `--pin on` gets that by binding the vCPUs
+ * host's CPUs (measured in the test host: twice the IOPS, a third of
+ * the exits).  `--pin on` gets that by binding the vCPUs
  * too, which puts every VM of a host on the same first CPUs; following
  * moves only the iothreads, after vCPUs that the host balances.
  *

@@ -55,7 +55,7 @@ def one_run(image, seconds, log_path):
         # One sleep, not Popen.wait's polling (about 20 wake-ups a second
         # in the test host): the runs by hand that locked it up slept in
         # one piece, and a first run of this scenario that polled had
-        # none in 80 (bench/JOURNAL.md, 2026-12-03 10:00 UTC).
+        # none in 80.
         time.sleep(seconds)
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
