@@ -10,7 +10,10 @@
 #                           job): fio's status, the guest's /proc/interrupts
 #                           rows of its virtio devices before and after fio,
 #                           this test host's KVM counters (debugfs) before
-#                           and after fio, the run's position in the plan
+#                           and after fio, the VMM process's threads' CPU
+#                           time before and after fio (schedstat's run
+#                           time and stat's guest_time, with CLK_TCK), the
+#                           run's position in the plan
 #   OUT/fio/rR-CONFIG-JOB.json   fio's JSON (trimmed in the guest)
 #   OUT/console/rR-CONFIG.txt.gz the guest's console (gzip)
 #
@@ -35,6 +38,8 @@
 #                written once whole before the first boot, opened with
 #                O_DIRECT by every VMM (ours `direct`, kvmtool `direct`,
 #                QEMU cache=none with aio=io_uring and an iothread)
+#   vmm-nullb-poll0  ours on it without polling (poll=0): the CPU that
+#                ours' default 32 us poll costs, and what it buys
 #   qemu10-nullb QEMU 10.0 (Debian 12's backports, unpacked by
 #                `bench/arm64/qemu-sysroot.sh 10` into
 #                build/arm64-sysroot10/root) on the same null_blk,
@@ -83,6 +88,41 @@ kvm_counters() {
 		case ${f##*/} in *hist*) continue ;; esac
 		read -r v <"$f" 2>/dev/null || continue
 		echo "${f##*/} $v"
+	done
+}
+
+# vmm_threads PID: "TID RUN_NS GUEST_TICKS COMM" per thread of process
+# PID: its time on a CPU (schedstat) and the part of it in guest mode
+# (stat's field 43, guest_time, in clock ticks).  Builtins only, as
+# kvm_counters.
+vmm_threads() {
+	local t run s g comm
+	[ -n "$1" ] || return 0
+	for t in /proc/$1/task/*; do
+		read -r run _ <"$t/schedstat" 2>/dev/null || continue
+		read -r s <"$t/stat" 2>/dev/null || continue
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		# the fields after the name's ")": state is field 3, so
+		# guest_time (43) is the 41st
+		set -- ${s##*) }
+		shift 40 2>/dev/null || continue
+		g=$1
+		echo "${t##*/} $run $g $comm"
+	done
+}
+
+# vmm_pid TIMEOUT_PID: the VMM, the child of `timeout` (QEMU through its
+# sysroot's dynamic loader is one process too); empty if gone.
+vmm_pid() {
+	local parent=$1 c s
+	if read -r c _ <"/proc/$parent/task/$parent/children" 2>/dev/null; then
+		echo "$c"
+		return
+	fi
+	for c in /proc/[0-9]*; do
+		read -r s <"$c/stat" 2>/dev/null || continue
+		set -- ${s##*) }  # state, then the parent's PID
+		[ "$2" = "$parent" ] && { echo "${c##*/}"; return; }
 	done
 }
 
@@ -167,6 +207,8 @@ vm_argv() {
 		qemu_argv /tmp/disk.img writeback ;;
 	vmm-nullb)
 		echo "$VMM run -c 2 -m 512 -k $K -i $I -d /tmp/boot.img -d $NULLB,direct" ;;
+	vmm-nullb-poll0)
+		echo "$VMM run -c 2 -m 512 -k $K -i $I -d /tmp/boot.img -d $NULLB,direct,poll=0" ;;
 	kvmtool-nullb)
 		echo "$LKVM run -c 2 -m 512 -k $K -i $I --virtio-transport pci --irqchip gicv3-its --network mode=none -d /tmp/boot.img -d $NULLB,direct" ;;
 	qemu-nullb)
@@ -198,7 +240,8 @@ emit_runs() {
 		[ -s "$OUT/$fj" ] || { rm -f "$OUT/$fj"; fj=; }
 		awk -v j="$j" -v rep="$rep" -v pos="$pos" -v cfg="$cfg" -v jpos="$n" \
 			-v rc="$rc" -v secs="$secs" -v fj="$fj" \
-			-v kb="$kd/$j.before" -v ka="$kd/$j.after" '
+			-v kb="$kd/$j.before" -v ka="$kd/$j.after" -v tck="$CLK_TCK" \
+			-v cb="$kd/$j.cpu.before" -v ca="$kd/$j.cpu.after" '
 			function irq(line,   f, nf, i, s, name) {
 				nf = split(line, f, " ")
 				s = 0
@@ -212,6 +255,18 @@ emit_runs() {
 					split(line, f, " ")
 					if (f[2] ~ /^[0-9]+$/)
 						out = out (out == "" ? "" : ",") "\"" f[1] "\":" f[2]
+				}
+				close(path)
+				return "{" out "}"
+			}
+			function cpu(path,   line, f, out, comm) {
+				out = ""
+				while ((getline line < path) > 0) {
+					if (split(line, f, " ") < 4) continue
+					comm = line
+					sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", comm)
+					gsub(/["\\]/, "", comm)
+					out = out (out == "" ? "" : ",") "\"" f[1] "\":[" f[2] "," f[3] ",\"" comm "\"]"
 				}
 				close(path)
 				return "{" out "}"
@@ -231,12 +286,14 @@ emit_runs() {
 				printf "{\"repeat\":%d,\"pos\":%d,\"config\":\"%s\",\"job\":\"%s\",\"job_pos\":%d,", rep, pos, cfg, j, jpos
 				printf "\"rc\":%d,\"fio_rc\":%s,\"fio\":%s,\"boot_s\":%s,\"vdb\":\"%s\",", rc, frc == "" ? "null" : frc, fj == "" ? "null" : "\"" fj "\"", secs, vdb
 				printf "\"irq_before\":{%s},\"irq_after\":{%s},", ib, ia
-				printf "\"kvm_before\":%s,\"kvm_after\":%s}\n", kvm(kb), kvm(ka)
+				printf "\"kvm_before\":%s,\"kvm_after\":%s,", kvm(kb), kvm(ka)
+				printf "\"clk_tck\":%d,\"threads_before\":%s,\"threads_after\":%s}\n", tck, cpu(cb), cpu(ca)
 			}' "$con" >>"$OUT/runs.jsonl"
 	done
 }
 
 echo "peers.sh: $(uname -r), $(nproc) CPUs, kvm debugfs: $(ls /sys/kernel/debug/kvm 2>/dev/null | grep -vc -- -)" >&2
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
 RT=0
 DISK_MB=1024
 NULLB_ARGS="512 10000"
@@ -295,11 +352,16 @@ while read -r a b c d; do
 		  echo "=== VM EXIT rc=$? ==="; } >"$con"
 	else
 	# set -f: no pathname expansion of the words (VQMAP's brackets).
-	{ set -f; timeout -s TERM "$limit" $argv $pflag "$params" </dev/null 2>&1; echo "=== VM EXIT rc=$? ==="; } |
+	# timeout's PID in kd/timeout.pid: the VMM is its child.
+	{ set -f; timeout -s TERM "$limit" $argv $pflag "$params" </dev/null 2>&1 &
+	  echo $! >"$kd/timeout.pid"; wait $!; echo "=== VM EXIT rc=$? ==="; } |
 		while IFS= read -r line; do
 			case $line in
-			"=== PHASE BEGIN "*) j=${line#=== PHASE BEGIN }; j=${j% ===*}; kvm_counters >"$kd/$j.before" ;;
-			"=== PHASE END "*) j=${line#=== PHASE END }; j=${j% ===*}; kvm_counters >"$kd/$j.after" ;;
+			"=== PHASE BEGIN "*) j=${line#=== PHASE BEGIN }; j=${j% ===*}; kvm_counters >"$kd/$j.before"
+				read -r tpid <"$kd/timeout.pid"; vpid=$(vmm_pid "$tpid")
+				vmm_threads "$vpid" >"$kd/$j.cpu.before" ;;
+			"=== PHASE END "*) j=${line#=== PHASE END }; j=${j% ===*}; kvm_counters >"$kd/$j.after"
+				vmm_threads "$vpid" >"$kd/$j.cpu.after" ;;
 			esac
 			printf "%s\n" "$line"
 		done >"$con"

@@ -22,6 +22,7 @@ Configurations (peers.sh says how each is started):
                 the data disk's size in the test host (512-byte blocks,
                 10 us completions: the x86 comparison's device), opened
                 with O_DIRECT by every VMM (QEMU: cache=none)
+  vmm-nullb-poll0  ours on that null_blk with poll=0 (no polling)
   qemu10-nullb  QEMU 10.0 (Debian 12's backports: `bench/arm64/qemu-sysroot.sh
                 10`) on that null_blk, one IOThread per queue
                 (iothread-vq-mapping), cache=none, aio=io_uring
@@ -39,7 +40,9 @@ each comparison the per-repeat ratios' geometric mean with its 95% t
 interval on the log scale and the paired t-test (stats.paired_ratio);
 per request (over the whole job): the guest's interrupts on the data
 disk's vectors (/proc/interrupts deltas) and this test host's KVM exits
-(debugfs counters, read at the guest's PHASE markers).  Issue 38's
+(debugfs counters, read at the guest's PHASE markers) and the VMM
+process's CPU, split into the vCPUs' time in guest mode and the VMM's own
+(its threads' schedstat and guest_time, read at the same markers).  Issue 38's
 target, at least 1.5x kvmtool's IOPS and at least QEMU's on every job,
 and issue 47's, at least 0.8x the test host's own fio on the block
 device, are checked against each like-for-like ratio and its interval.
@@ -50,14 +53,15 @@ import random
 import sys
 import time
 
-from . import nullblk, paths, results, testhost
+from . import counters, nullblk, paths, results, testhost
 from .plan import load_runs
 from .report import cell_value, fio_figures, fmt_p, load_fio, section_title
 from .stats import ALPHA, mean_interval, paired_ratio
 
 RUNNER = os.path.join("bench", "arm64", "peers.sh")
 CONFIGS = ("vmm-ram", "vmm-file", "kvmtool-file", "qemu-file",
-           "vmm-nullb", "kvmtool-nullb", "qemu-nullb", "qemu10-nullb", "host-nullb")
+           "vmm-nullb", "vmm-nullb-poll0", "kvmtool-nullb", "qemu-nullb", "qemu10-nullb",
+           "host-nullb")
 JOBS = ("randread-4k", "randwrite-4k", "seed-virtio-blk")
 # (baseline, other, like-for-like, target: other/baseline IOPS; issue
 # 38's against kvmtool and QEMU 7.2, issue 47's against QEMU 10.0 and
@@ -72,7 +76,12 @@ COMPARISONS = (
     ("qemu-nullb", "vmm-nullb", True, 1.0),
     ("qemu10-nullb", "vmm-nullb", True, 1.3),
     ("host-nullb", "vmm-nullb", True, 0.8),
+    ("qemu10-nullb", "vmm-nullb-poll0", True, None),
+    ("vmm-nullb", "vmm-nullb-poll0", True, None),
 )
+# The VMM process's CPU per request (cpu_split), in the order shown.
+CPU_FIGURES = ("vmm_own_us", "vcpu_own_us", "iothread_us", "io-wq_us", "other_us",
+               "guest_us", "requests_per_vmm_cpu_s")
 # The KVM counters (debugfs, arm64 6.1) reported per request.
 KVM_FIGURES = ("exits", "mmio_exit_user", "mmio_exit_kernel", "wfi_exit_stat",
                "hvc_exit_stat", "halt_wakeup", "signal_exits")
@@ -166,6 +175,40 @@ def kvm_deltas(run):
     return {k: a[k] - b[k] for k in a if k in b}
 
 
+def cpu_split(run, ios):
+    """The VMM process's CPU over fio, per request, from its threads'
+    readings at the PHASE markers (peers.sh's vmm_threads): guest_us, the
+    vCPUs' time in guest mode (the guest's own work, whoever hosts it);
+    vmm_own_us, the rest (exits handled in KVM and in user space, the
+    iothreads, io_uring's and io-wq's work on the VMM's behalf), and its
+    parts by thread kind (counters.thread_kind; a thread born during fio
+    counts from 0, one that ended is lost); requests_per_vmm_cpu_s, the
+    requests served per second of the VMM's own CPU.  {} without both
+    readings (host-nullb: no VMM)."""
+    before, after = run.get("threads_before") or {}, run.get("threads_after") or {}
+    if not after or not before or not ios:
+        return {}
+    tck = run.get("clk_tck") or 100
+    leader = min(int(t) for t in after)  # the main thread's TID is the PID
+    own, guest = {}, 0.0
+    for tid, (run_ns, ticks, comm) in after.items():
+        b = before.get(tid, [0, 0, comm])
+        g = (ticks - b[1]) * 1e9 / tck
+        kind = counters.thread_kind(int(tid), leader, comm)
+        if kind in ("main", "other"):
+            kind = "other"
+        own[kind] = own.get(kind, 0.0) + (run_ns - b[0]) - g
+        guest += g
+    total = sum(own.values())
+    out = {"guest_us": guest / 1e3 / ios, "vmm_own_us": total / 1e3 / ios}
+    out["vcpu_own_us"] = own.get("vcpu", 0.0) / 1e3 / ios
+    for kind in ("iothread", "io-wq", "other"):
+        out[kind + "_us"] = own.get(kind, 0.0) / 1e3 / ios
+    if total > 0:
+        out["requests_per_vmm_cpu_s"] = ios / (total / 1e9)
+    return out
+
+
 def run_figures(out, run):
     """{"phases": {(phase, dir): fio figures}, "ios": I/Os of the whole
     job, "per_req": {name: per I/O}} of one run, or None when it has no
@@ -195,6 +238,7 @@ def run_figures(out, run):
             # host's CPU (its timer, the IPIs that kick a vCPU to take an
             # interrupt) and traps KVM handles itself.
             per_req["other_exits"] = (kd["exits"] - sum(kd.get(k, 0) for k in KINDED_EXITS)) / ios
+        per_req.update(cpu_split(run, ios))
     return {"phases": phases, "ios": ios, "per_req": per_req}
 
 
@@ -383,6 +427,7 @@ def analyse_data(out, plan, runs, meta=None):
                 summary["comparisons"].append({"job": job, "base": b, "other": o, "like_for_like": ll,
                                                "figure": fg + "_per_request", **r})
     md.append("")
+    md += cpu_tables(per_req, job_order, configs, comps, summary)
     if words:
         md.append("### In words (written from the figures above)\n")
         md += ["- " + w + "." for w in words]
@@ -392,6 +437,42 @@ def analyse_data(out, plan, runs, meta=None):
         md += ["- " + p for p in problems]
         md.append("")
     return "\n".join(md), summary
+
+
+def cpu_tables(per_req, job_order, configs, comps, summary):
+    """Markdown lines: the VMM process's CPU per request (cpu_split) per
+    job and configuration, then each comparison's ratio of the VMM's own
+    CPU per request; nothing when no run has the readings."""
+    have = [(job, c) for job in job_order for c in configs
+            if any("vmm_own_us" in v for v in per_req.get(job, {}).get(c, {}).values())]
+    if not have:
+        return []
+    md = ["### The VMM's CPU per request (the whole job: the VMM process's threads, "
+          "read at the guest's PHASE markers; us, mean ± sd)\n",
+          "| job | config | n | " + " | ".join(CPU_FIGURES) + " |",
+          "|---|---|---|" + "---|" * len(CPU_FIGURES)]
+    for job, c in have:
+        reps = [v for v in per_req[job][c].values() if "vmm_own_us" in v]
+        cells = []
+        for fg in CPU_FIGURES:
+            xs = [v[fg] for v in reps if fg in v]
+            n, m, sd, _ = mean_interval(xs)
+            fmt = "%.0f" if fg == "requests_per_vmm_cpu_s" else "%.1f"
+            cells.append("-" if not n else fmt % m + ("" if sd is None else " ± " + fmt % sd))
+            summary["per_request"].append({"job": job, "config": c, "figure": fg, "n": n,
+                                           "mean": m, "sd": sd, "values": xs})
+        md.append("| %s | %s | %d | %s |" % (job, c, len(reps), " | ".join(cells)))
+    md += ["", "| job | ratio | the VMM's own CPU per request |", "|---|---|---|"]
+    for job in job_order:
+        for b, o, ll, _ in comps:
+            r = compare(per_req.get(job, {}), b, o, "vmm_own_us")
+            if r["ratio"] is None:
+                continue
+            md.append("| %s | %s / %s | %s |" % (job, o, b, fmt_ratio(r)))
+            summary["comparisons"].append({"job": job, "base": b, "other": o, "like_for_like": ll,
+                                           "figure": "vmm_own_us_per_request", **r})
+    md.append("")
+    return md
 
 
 def analyse(out):

@@ -289,3 +289,142 @@ def test_peers_sh_qemu10_maps_an_iothread_to_each_queue():
     assert '{ set -f; timeout -s TERM "$limit" $argv' in sh
     comps = {(b, o): t for b, o, _, t in arm64peers.COMPARISONS}
     assert comps[("qemu10-nullb", "vmm-nullb")] == 1.3
+
+
+def threads_run(ios):
+    """A run line's thread readings (peers.sh's vmm_threads) over fio:
+    two vCPUs (each 1 s in guest mode, 0.3 s outside), two iothreads
+    (0.2 s each), the main thread (0.1 s) and an io-wq worker born
+    during fio (0.05 s); CLK_TCK 100."""
+    before = {"500": [1000, 0, "vmm"], "501": [2000, 10, "vcpu0"], "502": [3000, 20, "vcpu1"],
+              "503": [0, 0, "iothread-q0"], "504": [0, 0, "iothread-q1"]}
+    after = {"500": [1000 + 100000000, 0, "vmm"],
+             "501": [2000 + 1300000000, 110, "vcpu0"], "502": [3000 + 1300000000, 120, "vcpu1"],
+             "503": [200000000, 0, "iothread-q0"], "504": [200000000, 0, "iothread-q1"],
+             "505": [50000000, 0, "iou-wrk-503"]}
+    return {"clk_tck": 100, "threads_before": before, "threads_after": after}
+
+
+def test_cpu_split_guest_and_own_by_kind():
+    ios = 100000
+    f = arm64peers.cpu_split(threads_run(ios), ios)
+    assert f["guest_us"] == pytest.approx(2e6 / ios)
+    assert f["vcpu_own_us"] == pytest.approx(0.6e6 / ios)
+    assert f["iothread_us"] == pytest.approx(0.4e6 / ios)
+    assert f["io-wq_us"] == pytest.approx(0.05e6 / ios)
+    assert f["other_us"] == pytest.approx(0.1e6 / ios)
+    assert f["vmm_own_us"] == pytest.approx(1.15e6 / ios)
+    assert f["requests_per_vmm_cpu_s"] == pytest.approx(ios / 1.15)
+    # no readings (host-nullb, an old run): no figures, not zeros
+    assert arm64peers.cpu_split({}, ios) == {}
+    assert arm64peers.cpu_split({"threads_before": {}, "threads_after": {}}, ios) == {}
+
+
+def test_analysis_shows_the_vmms_own_cpu_per_request(tmp_path):
+    out = str(tmp_path)
+    plan = []
+    for rep in (1, 2, 3):
+        for pos, (cfg, iops, scale) in enumerate((("vmm-nullb", 5000, 1.0),
+                                                  ("qemu10-nullb", 4000, 2.0)), 1):
+            plan.append((rep, pos, cfg, ["randread-4k"]))
+            write_run(out, rep, pos, cfg, "randread-4k", iops + 10 * rep)
+            # scale the VMM's own time: QEMU's twice ours per request
+            path = os.path.join(out, "runs.jsonl")
+            lines = open(path).read().splitlines()
+            r = json.loads(lines[-1])
+            t = threads_run(r["fio"])
+            for tid, v in t["threads_after"].items():
+                b = t["threads_before"].get(tid, [0, 0, v[2]])
+                v[0] = b[0] + int((v[0] - b[0] - (v[1] - b[1]) * 1e7) * scale
+                                  * (1 + 0.01 * rep)) + int((v[1] - b[1]) * 1e7)
+            r.update(t)
+            lines[-1] = json.dumps(r)
+            open(path, "w").write("\n".join(lines) + "\n")
+    md, summary = arm64peers.analyse_data(out, plan, arm64peers.load_runs(out))
+    assert "### The VMM's CPU per request" in md
+    row = [l for l in md.splitlines() if l.startswith("| randread-4k | vmm-nullb | 3 |")]
+    assert row and "requests_per_vmm_cpu_s" not in row[0]
+    c = [x for x in summary["comparisons"] if x["figure"] == "vmm_own_us_per_request"
+         and x["base"] == "qemu10-nullb" and x["other"] == "vmm-nullb"]
+    # per request: QEMU twice ours' own time over fewer requests
+    want = math.exp(sum(math.log(0.5 * (4000 + 10 * r) / (5000 + 10 * r)) for r in (1, 2, 3)) / 3)
+    assert len(c) == 1 and c[0]["n"] == 3 and c[0]["ratio"] == pytest.approx(want, rel=1e-3)
+
+
+SH_FUNCS = ("vmm_threads", "vmm_pid")
+
+
+def peers_functions():
+    """peers.sh's functions SH_FUNCS, as text to source."""
+    sh = open(os.path.join(paths.REPO, "bench", "arm64", "peers.sh")).read()
+    out = []
+    for name in SH_FUNCS:
+        m = re.search(r"^%s\(\) \{\n.*?^\}\n" % name, sh, re.M | re.S)
+        assert m, name
+        out.append(m.group(0))
+    return "".join(out)
+
+
+def test_peers_sh_reads_the_vmm_process_threads(tmp_path):
+    """vmm_pid finds timeout's child (the VMM) and vmm_threads reads its
+    threads' run time and guest_time, in dash (the test host's sh is a
+    POSIX one too) on this host's /proc."""
+    import subprocess
+    script = peers_functions() + (
+        'timeout 20 sleep 10 & t=$!\n'
+        'n=0; while [ -z "$(vmm_pid $t)" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n+1)); done\n'
+        'p=$(vmm_pid $t); echo "pid $p $(cat /proc/$p/comm)"; vmm_threads "$p"; vmm_threads ""\n'
+        'kill $t\n')
+    out = subprocess.run(["dash", "-c", script], capture_output=True, text=True, timeout=30)
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("pid ") and lines[0] != "pid ", out
+    pid = lines[0].split()[1]
+    assert lines[0].split()[2:] == ["sleep"], lines
+    rows = [l.split(" ", 3) for l in lines[1:]]
+    assert len(rows) == 1, lines  # sleep has one thread; "" gives none
+    tid, run_ns, ticks, comm = rows[0]
+    assert tid == pid and comm == "sleep" and run_ns.isdigit() and ticks == "0"
+
+
+def test_peers_sh_finds_the_child_without_proc_children(tmp_path):
+    """vmm_pid's fallback (a kernel without /proc/PID/task/TID/children):
+    the process whose stat names the parent."""
+    import subprocess
+    fn = peers_functions().replace('/proc/$parent/task/$parent/children', '/nonexistent')
+    script = fn + ('timeout 20 sleep 10 & t=$!\n'
+                   'n=0; while [ -z "$(vmm_pid $t)" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n+1)); done\n'
+                   'p=$(vmm_pid $t); cat /proc/$p/comm; kill $t\n')
+    out = subprocess.run(["dash", "-c", script], capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "sleep", out
+
+
+def test_peers_sh_emits_the_thread_readings_in_the_run_line(tmp_path):
+    """emit_runs puts the thread readings taken at a job's markers (and
+    CLK_TCK) in its runs.jsonl line, where cpu_split reads them; a
+    thread name with a space (QEMU's "CPU 0/KVM") stays whole."""
+    import subprocess
+    sh = open(os.path.join(paths.REPO, "bench", "arm64", "peers.sh")).read()
+    emit = re.search(r"^emit_runs\(\) \{\n.*?^\}\n", sh, re.M | re.S).group(0)
+    kd = tmp_path / "k"
+    kd.mkdir()
+    (tmp_path / "fio").mkdir()
+    (kd / "randread-4k.before").write_text("exits 10\n")
+    (kd / "randread-4k.after").write_text("exits 110\n")
+    (kd / "randread-4k.cpu.before").write_text("700 1000 5 CPU 0/KVM\n701 0 0 IO q0\n")
+    (kd / "randread-4k.cpu.after").write_text("700 3000001000 105 CPU 0/KVM\n701 500 0 IO q0\n")
+    con = tmp_path / "con.txt"
+    con.write_text("vdb=virtio1\n=== IRQ BEGIN randread-4k before ===\n CPU0 CPU1\n"
+                   " 40: 1 2 ITS-MSI 1 Edge virtio1-req.0\n=== IRQ END randread-4k before ===\n"
+                   "=== FIO-JSON BEGIN randread-4k ===\n{}\n=== FIO-JSON END randread-4k rc=0 ===\n")
+    out = subprocess.run(["dash", "-c", emit + 'emit_runs 1 1 qemu10-nullb randread-4k 0 3.5 "$1" "$2"',
+                          "sh", str(con), str(kd)], capture_output=True, text=True, timeout=30,
+                         env={"OUT": str(tmp_path), "CLK_TCK": "100", "PATH": os.environ["PATH"]})
+    assert out.returncode == 0, out
+    line = json.loads((tmp_path / "runs.jsonl").read_text())
+    assert line["clk_tck"] == 100
+    assert line["threads_before"] == {"700": [1000, 5, "CPU 0/KVM"], "701": [0, 0, "IO q0"]}
+    assert line["threads_after"]["700"] == [3000001000, 105, "CPU 0/KVM"]
+    assert line["kvm_after"] == {"exits": 110}
+    f = arm64peers.cpu_split(line, 100)
+    assert f["guest_us"] == pytest.approx(1e9 / 1e3 / 100)  # 100 ticks: 1 s
+    assert f["vcpu_own_us"] == pytest.approx(2e9 / 1e3 / 100)
