@@ -34,11 +34,12 @@ static int blk_uring_init(struct io_uring *ring, unsigned int entries)
 	 * tells reap() when to ask (io_uring_get_events), and the eventfd
 	 * still wakes the thread.  Together with the fixed buffers, 0.84x
 	 * the device's CPU per request at QD32 (devbench on a loop device
-	 * with direct I/O, 12 paired rounds; neither alone was significant).  COOP_TASKRUN, where it is
-	 * not known: completions are not pushed into this thread with an
-	 * IPI while it runs, only at its next kernel entry.  SUBMIT_ALL: one
-	 * bad SQE must not leave the others unsubmitted.  Older kernels
-	 * refuse flags they do not know with -EINVAL: retry with fewer. */
+	 * with direct I/O, 12 paired rounds; neither alone was
+	 * significant).  COOP_TASKRUN, where it is not known: completions
+	 * are not pushed into this thread with an IPI while it runs, only
+	 * at its next kernel entry.  SUBMIT_ALL: one bad SQE must not
+	 * leave the others unsubmitted.  Older kernels refuse flags they
+	 * do not know with -EINVAL: retry with fewer. */
 	static const unsigned int try[] = {
 		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
 			IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SUBMIT_ALL,
