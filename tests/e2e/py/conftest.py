@@ -44,7 +44,9 @@ def pytest_collection_finish(session):
 
 def pytest_runtest_logreport(report):
     if RECORD:
-        _record({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome})
+        # duration (s): where `make test`'s time goes, test by test
+        _record({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
+                 "duration": round(report.duration, 1)})
 
 
 def pytest_sessionfinish(session, exitstatus):
