@@ -38,7 +38,10 @@ a glob when it matches at least one file (or FILE.gz).  A run directory
 may be packed (bench/results/pack.py: DATE/NAME.tar.xz beside
 DATE/NAME.md): its files are looked for in the archive, as if unpacked
 in place (bench/vmharness/results.py), and a cited FILE.gz there is
-satisfied by FILE (the packing stores a FILE.gz so).  Prints one line
+satisfied by FILE (the packing stores a FILE.gz so).  A cited record of
+vmbench's sweep in its old format (meta.tsv, runs.tsv, points.tsv,
+failures.tsv) is satisfied by what bench/results/convert-sweep-records.py
+made of it (meta.json, runs.jsonl, plan.json, failures.jsonl).  Prints one line
 per missing citation (file:line, the citation, where it was looked for)
 and exits 1 if there is any; -v lists every citation and how it was
 found.  Python 3 standard library only.
@@ -74,6 +77,10 @@ CODE_EXT = (".c", ".h", ".py", ".sh")
 DATA_EXT = ("log", "txt", "md", "json", "jsonl", "sha256", "py", "sh", "patch", "diff",
             "tsv", "csv", "png", "svg", "kvmtrace", "vmm", "regs", "out", "err", "gz",
             "c", "fio", "dat", "gp")
+# The sweep's old records, and what bench/results/convert-sweep-records.py
+# made of each.
+CONVERTED = {"meta.tsv": "meta.json", "runs.tsv": "runs.jsonl", "points.tsv": "plan.json",
+             "failures.tsv": "failures.jsonl"}
 # Placeholders in a path (bench/results/arm64-peers-YYYYMMDD-HHMM,
 # `bench/vmbench analyse DIR`): a pattern, not a citation.
 TEMPLATE = re.compile(r"YYYY|HHMM|\bDIR\b|\bNAME\b|\bOUT\b|\bDATE\b|\bN\b")
@@ -251,9 +258,26 @@ def expand(p):
             for x in expand(p[:m.start()] + alt + p[m.end():])]
 
 
+def converted(rel):
+    """REL with its old sweep record's name replaced by the converted
+    one's (CONVERTED), or None."""
+    head, _, name = rel.rpartition("/")
+    new = CONVERTED.get(name)
+    return new and os.path.join(head, new)
+
+
 def present(root, rel):
     """(path found, how) for REL relative to ROOT, or (None, None): the
-    path itself, FILE.gz for a file, or a glob's first match."""
+    path itself, FILE.gz for a file, a glob's first match, or the
+    converted record of an old one."""
+    found, how = _present(root, rel)
+    if not found and converted(rel):
+        found, how = _present(root, converted(rel))
+        how = how and "converted"
+    return found, how
+
+
+def _present(root, rel):
     path = os.path.join(root, rel)
     if any(c in rel for c in "*?["):
         hits = sorted(vfs.glob(path.rstrip("/"))) + sorted(vfs.glob(path.rstrip("/") + ".gz"))
@@ -479,6 +503,9 @@ def find(root):
                 if not hits and cand.endswith(".gz"):
                     hits = sorted(vfs.glob(os.path.join(root, cand[:-3]), recursive=True))
                     how = "FILE"
+                if not hits and converted(cand):
+                    hits = sorted(vfs.glob(os.path.join(root, converted(cand)), recursive=True))
+                    how = "converted"
                 if hits:
                     c.found, c.how = os.path.relpath(hits[0], root), how
                     break

@@ -48,7 +48,7 @@ fi
 
 # 3. Outputs exist.
 missing=
-for f in table.md samples.csv summary.csv summary.json runs.tsv meta.tsv \
+for f in table.md samples.csv summary.csv summary.json runs.jsonl meta.json \
 	plots/iops-vs-bs-randread-4k-read.png; do
 	[ -s "$OUT/$f" ] || missing="$missing $f"
 done
@@ -116,12 +116,12 @@ bench/vmbench --scenario kernels "stock=build/guest/bzImage,modules=$mods" \
 	small=build/guest/small/bzImage -j randread-4k -r 1 --runtime 1 --disk-size 64M \
 	--cpus 1 -o "$KOUT" >"$KOUT.stdout" 2>"$KOUT.stderr" || rc=$?
 if [ "$rc" = 0 ] && out=$(python3 - "$KOUT" "$rel" "$mods" 2>&1 <<'EOF'
-import csv, glob, hashlib, json, sys
+import glob, hashlib, json, sys
 out, rel, mods = sys.argv[1:]
 s = json.load(open(out + "/summary.json"))
 assert s["configs"] == ["stock", "small"], s["configs"]
 assert not s["problems"], s["problems"]
-runs = list(csv.DictReader(open(out + "/runs.tsv"), delimiter="\t"))
+runs = [json.loads(l) for l in open(out + "/runs.jsonl")]
 got = {r["label"]: r["kernel"].split() for r in runs}
 for label, path, want in (("stock", "build/guest/bzImage", rel),
                           ("small", "build/guest/small/bzImage", "vmm-small")):

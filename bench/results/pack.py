@@ -118,25 +118,19 @@ def read_archive(arch):
 
 
 def _meta(files):
-    """(command, date, code) of the run, from meta.json, meta.tsv or a
-    devbench JSON file; None where unknown."""
+    """(command, date, code) of the run, from meta.json or a devbench
+    JSON file; None where unknown."""
     import json
     if "meta.json" in files:
         try:
             m = json.loads(files["meta.json"][0])
-            code = None
+            code = m.get("git")  # vmbench's sweep: `git describe`
             if m.get("git_head"):
                 code = "%s%s" % (m["git_head"][:12], " (with uncommitted changes)"
                                  if m.get("git_dirty") in (True, "True") else "")
             return m.get("command"), m.get("date"), code
         except ValueError:
             pass
-    if "meta.tsv" in files:
-        m = {}
-        for line in files["meta.tsv"][0].decode(errors="replace").splitlines():
-            k, _, v = line.partition("\t")
-            m.setdefault(k, v)
-        return m.get("command"), m.get("date"), m.get("git")
     for rel in sorted(files):
         if rel.endswith(".json") and "/" not in rel:
             try:

@@ -71,6 +71,16 @@ def record(out_dir, rec):
     _append_line(os.path.join(out_dir, "runs.jsonl"), rec)
 
 
+def load_failures(out_dir):
+    """The failed attempts of vmbench's sweep (record_failure)."""
+    return _read_lines(results.real(os.path.join(out_dir, "failures.jsonl")))
+
+
+def record_failure(out_dir, rec):
+    """A failed attempt of a run that was tried again (vmbench's sweep)."""
+    _append_line(os.path.join(out_dir, "failures.jsonl"), rec)
+
+
 def set_in_flight(out_dir, run):
     """RUN (a dict: config, job, round) is about to start; None: no run
     is.  Read when a test-host boot ends early: the test host dies under

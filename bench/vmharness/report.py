@@ -1,8 +1,8 @@
 """vmbench's report: the analysis half of bench/vmbench (`bench/vmbench
 --analyze OUT` redoes it).
 
-Reads OUT/{meta.tsv,points.tsv,runs.tsv,plan.json} and the fio JSON
-files they name; writes OUT/{samples.csv,summary.csv,summary.json,
+Reads OUT/{meta.json,plan.json,runs.jsonl,failures.jsonl} and the fio
+JSON files they name; writes OUT/{samples.csv,summary.csv,summary.json,
 table.md} and PNG plots (gnuplot) under OUT/plots/, and prints table.md.
 
 One sample = one run (one boot of the configuration): the figures of all
@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 
+from . import plan
 from . import results as packed
 from .stats import ALPHA, mean_interval, paired_ratio
 
@@ -43,23 +44,6 @@ FIGURE_NAME = {k: name for k, name, _, _ in FIGURES}
 
 
 # ---- reading a run ----------------------------------------------------------
-
-def read_tsv(path):
-    with open(path) as f:
-        return [line.rstrip("\n").split("\t") for line in f if line.strip()]
-
-
-def read_meta(out):
-    out = packed.real(out)  # a packed run directory: its unpacked copy
-    meta = {}
-    for row in read_tsv(os.path.join(out, "meta.tsv")):
-        if row[0] == "inner_seconds" and row[0] in meta:
-            # One line per test-host boot when it had to be booted again.
-            meta[row[0]] = str(int(meta[row[0]]) + int(row[1]))
-            continue
-        meta[row[0]] = "\t".join(row[1:])
-    return meta
-
 
 def load_fio(path):
     """fio's JSON (anything before the first '{' line skipped), or None."""
@@ -127,41 +111,44 @@ def combine(parts):
 
 def load(out):
     out = packed.real(out)  # a packed run directory: its unpacked copy
-    meta = read_meta(out)
-    points = {}
-    for row in read_tsv(os.path.join(out, "points.tsv")):
-        params = "" if row[2] == "-" else row[2]
-        points[row[0]] = {"job": row[1], "params": params}
-    rows = read_tsv(os.path.join(out, "runs.tsv"))
-    head, rows = rows[0], rows[1:]
-    col = {h: i for i, h in enumerate(head)}
+    with open(os.path.join(out, "meta.json")) as f:
+        meta = json.load(f)
+    with open(os.path.join(out, "plan.json")) as f:
+        points = dict(enumerate(json.load(f)["points"]))  # {k: {job, params}}
     configs = {}   # cfg index -> label, kind
     runs = {}      # (run, point) -> {meta, guests: {g: figures or None}}
     problems = []
-    for r in rows:
-        get = lambda k: r[col[k]]
-        cfg = int(get("cfg"))
-        configs[cfg] = {"label": get("label"), "kind": get("kind")}
-        key = (get("run"), get("point"))
-        ent = runs.setdefault(key, {
-            "run": get("run"), "repeat": int(get("repeat")), "cfg": cfg,
-            "queues": get("queues"), "guests": int(get("guests")),
-            "point": get("point"), "parts": {},
-            "probe_ns": get("probe_ns") if "probe_ns" in col else "-"})
-        figs = None
-        if get("rc") == "0":
-            data = load_fio(os.path.join(out, get("json")))
-            if data is None:
-                problems.append("%s p%s guest %s: no fio JSON" % (get("run"), get("point"), get("guest")))
-            else:
-                try:
-                    figs = fio_figures(data)
-                except ValueError as e:
-                    problems.append("%s p%s guest %s: %s" % (get("run"), get("point"), get("guest"), e))
-        else:
-            problems.append("%s p%s guest %s: fio rc=%s" % (get("run"), get("point"), get("guest"), get("rc")))
-        ent["parts"][get("guest")] = figs
+    for r in plan.load_runs(out):
+        configs[r["cfg"]] = {"label": r["label"], "kind": r["kind"]}
+        ent = runs.setdefault((r["run"], r["point"]), {
+            "run": r["run"], "repeat": r["repeat"], "cfg": r["cfg"],
+            "queues": queues_text(r["queues"]), "guests": r["guests"],
+            "point": r["point"], "parts": {}, "probe_ns": r["probe_ns"]})
+        ent["parts"][r["guest"]] = part_figures(out, r, problems)
     return meta, points, configs, runs, problems
+
+
+def queues_text(q):
+    """A run's queue count as the tables show it ("-": the host's fio)."""
+    return "-" if q is None else str(q)
+
+
+def part_figures(out, r, problems):
+    """The figures of one guest's point R (a runs.jsonl line), or None
+    with what went wrong added to PROBLEMS."""
+    who = "%s p%s guest %s" % (r["run"], r["point"], r["guest"])
+    if r["rc"] != 0:
+        problems.append("%s: fio rc=%s" % (who, "none" if r["rc"] is None else r["rc"]))
+        return None
+    data = load_fio(os.path.join(out, r["json"]))
+    if data is None:
+        problems.append("%s: no fio JSON" % who)
+        return None
+    try:
+        return fio_figures(data)
+    except ValueError as e:
+        problems.append("%s: %s" % (who, e))
+        return None
 
 
 # ---- samples and summary ----------------------------------------------------
@@ -210,10 +197,10 @@ def summarise(meta, samples):
     """Per group (point, phase, dir, guests, queues if swept) and config:
     statistics of each figure, and its ratio to the group's first config
     paired by repeat."""
-    qswept = meta.get("queues_swept") == "1"
+    qswept = meta.get("queues_swept")
     groups = {}
     for s in samples:
-        gk = (int(s["point"]), s["phase"], s["dir"], s["guests"],
+        gk = (s["point"], s["phase"], s["dir"], s["guests"],
               num_key(s["queues"]) if qswept else (0, 0))
         row = groups.setdefault(gk, {}).setdefault(s["cfg"], {
             "config": s["config"], "kind": s["kind"], "cfg": s["cfg"],
@@ -265,11 +252,11 @@ def summarise(meta, samples):
 
 def missing_runs(planned, points, runs):
     """Each planned run [(repeat, guests, queues, cfg, label)] and point
-    of which runs.tsv holds no row at all, as sentences."""
+    of which runs.jsonl holds no line at all, as sentences."""
     had = {(e["repeat"], e["guests"], e["queues"], e["cfg"], e["point"]) for e in runs.values()}
     out = []
     for rep, g, q, c, label in planned:
-        lost = [p for p in sorted(points, key=int) if (rep, g, q, c, p) not in had]
+        lost = [p for p in sorted(points) if (rep, g, q, c, p) not in had]
         if lost:
             out.append("repeat %d, %s, %d guest(s), queues %s: %s never ran" % (
                 rep, label, g, q, "the whole run" if len(lost) == len(points)
@@ -359,7 +346,7 @@ def table_md(meta, results, problems, regress):
                      ("fio_sets", "fio overrides"), ("qemu", "QEMU"),
                      ("guest_fio", "fio in the guest"), ("host_fio", "fio on the host"),
                      ("repeats", "Repeats per configuration"),
-                     ("order_seed", "Order of the runs, seed"),
+                     ("order_seed", "Order of the runs, shuffled within each repeat, seed"),
                      ("kernels", "Guest kernels (release, sha256)"),
                      ("refused", "Stopped"),
                      ("elapsed", "Took (lock wait, test host boot and analysis included)")):
@@ -368,7 +355,7 @@ def table_md(meta, results, problems, regress):
             if k == "command":
                 v = "`%s`" % v
             out.append("- %s: %s" % (label, v))
-    if meta.get("testhost_boots", "1") != "1":
+    if meta.get("testhost_boots", 1) != 1:
         out.append("- The test host failed and was booted again to finish the runs: %s boots "
                    "in all (the runs of a repeat may then straddle two boots)" % meta["testhost_boots"])
     if meta.get("inner_seconds"):
@@ -441,7 +428,7 @@ def table_md(meta, results, problems, regress):
     if retried:
         out.append("### Failed attempts (%d; each run is tried at most twice)\n" % len(retried))
         for f in retried:
-            out.append("- %s, attempt %s: %s" % tuple((f + ["", "", ""])[:3]))
+            out.append("- %s, attempt %d: %s" % (f["run"], f["attempt"], f["why"]))
         out.append("")
     if problems:
         out.append("### Failed or missing runs (%d)\n" % len(problems))
@@ -502,7 +489,7 @@ def plots(out, meta, results):
         dims["queues"].add(r["queues"])
         for k, v in params_of(r).items():
             dims.setdefault(k, set()).add(v)
-    if meta.get("queues_swept") != "1":
+    if not meta.get("queues_swept"):
         dims["queues"] = set()
     swept = [d for d, vs in dims.items() if len(vs) > 1]
     pdir = os.path.join(out, "plots")
@@ -675,19 +662,13 @@ def analyse(out, planned=(), baseline=None):
         print(md)
         return 0
     problems += missing_runs(planned, points, runs)
-    probes = {}
-    for ent in runs.values():
-        try:
-            probes[ent["run"]] = float(ent["probe_ns"])
-        except ValueError:
-            pass
+    probes = {e["run"]: e["probe_ns"] for e in runs.values() if e["probe_ns"] is not None}
     meta["_probes"] = list(probes.values())
-    fpath = os.path.join(out, "failures.tsv")
-    meta["_failures"] = read_tsv(fpath) if os.path.exists(fpath) else []
+    meta["_failures"] = plan.load_failures(out)
     samples = build_samples(meta, points, configs, runs)
     results = summarise(meta, samples)
     # regress: A and B; kernels: every kernel, the first the baseline.
-    regress = meta["regress"].split("\t") if meta.get("regress") else None
+    regress = meta.get("regress")
     write_csv(os.path.join(out, "samples.csv"), samples, SAMPLE_FIELDS)
     srows = summary_rows(results)
     write_csv(os.path.join(out, "summary.csv"), srows, SUMMARY_FIELDS)
@@ -702,7 +683,7 @@ def analyse(out, planned=(), baseline=None):
                        "latency": "fio clat (completion latency)",
                        "guests": "IOPS and MB/s summed, mean latency I/O-weighted, p99 worst guest"},
             "configs": [configs[c]["label"] for c in sorted(configs)],
-            "points": [dict(id=k, **v) for k, v in sorted(points.items(), key=lambda x: int(x[0]))],
+            "points": [dict(id=k, **v) for k, v in sorted(points.items())],
             "results": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
             "problems": problems,
             "failed_attempts": meta["_failures"],

@@ -43,9 +43,13 @@ def _date(s):
 
 
 def _kind(command):
-    """The vmbench command of a meta.json's command line."""
-    m = re.search(r"bench/(?:vmbench|vmh) (\S+)", command or "")
-    return m.group(1) if m else None
+    """The vmbench command of a meta.json's command line: its first word,
+    "sweep" for the fio sweep's (bench/vmbench [OPTION]...: no command)."""
+    m = re.search(r"bench/(?:vmbench|vmh)(?!\S)(.*)", command or "")
+    if not m:
+        return None
+    words = m.group(1).split()
+    return words[0] if words and not words[0].startswith("-") else "sweep"
 
 
 def scan(root=ROOT):
@@ -592,21 +596,13 @@ SEED004 = (("seq-read", 28), ("seq-write", 24), ("rnd-read", 21), ("rnd-write", 
 SEED004_CFGS = ("stock-nobatch", "stock-batch", "noplug-nobatch", "noplug-batch")
 
 
-def _vmbench_dirs(root):
-    """vmbench's (fio scenarios') data directories: [(dir, meta, labels)],
-    newest first."""
-    from . import report
-    out = []
-    for path in results.glob(os.path.join(root, "**", "meta.tsv"), recursive=True):
-        d = os.path.dirname(path)
-        try:
-            meta = report.read_meta(d)
-            with results.open(os.path.join(d, "plan.json")) as f:
-                labels = [c["label"] for c in json.load(f)["cfgs"]]
-        except (OSError, ValueError, KeyError):
-            continue
-        out.append((d, meta, labels))
-    return sorted(out, key=lambda x: (x[1].get("date", ""), x[0]), reverse=True)
+def _sweep_labels(entry):
+    """The configurations of a sweep's plan (plan.json), [] if unreadable."""
+    try:
+        with results.open(os.path.join(entry["dir"], "plan.json")) as f:
+            return [c["label"] for c in json.load(f)["cfgs"]]
+    except (OSError, ValueError, KeyError):
+        return []
 
 
 def _pair(results, phase, config, figure):
@@ -628,16 +624,16 @@ def _pct(r):
                                               100 * (r["hi"] - 1))
 
 
-def seed004_section(entries, root=ROOT):
+def seed004_section(entries):
     """The newest plan with the four configurations of seed 004's 2x2:
     the stock small kernel and guest/patches/noplug's, each under our
     device's default and batch=on."""
     from . import report
-    found = next(((d, m) for d, m, labels in _vmbench_dirs(root)
-                  if sorted(labels) == sorted(SEED004_CFGS)), None)
+    found = next((e for e in entries if e["kind"] == "sweep"
+                  and sorted(_sweep_labels(e)) == sorted(SEED004_CFGS)), None)
     if not found:
         return []
-    d, meta = found
+    d, meta = found["dir"], found["meta"]
     loaded = report.load(d)
 
     def results(baseline):

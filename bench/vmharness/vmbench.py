@@ -24,8 +24,9 @@ import sys
 import time
 
 from . import config, kernels, nullblk, paths, testhost
-from .vmbench_base import (Error, append_meta, expand_list, git, hms, machine_line, positive,
-                           rewrite_job, run_order, run_queues, say, self_path, size_mb)
+from .vmbench_base import (Error, add_meta, expand_list, git, hms, machine_line, positive,
+                           read_meta, rewrite_job, run_order, run_queues, say, self_path,
+                           size_mb)
 
 JOBS_DIR = os.path.join(paths.REPO, "guest", "jobs")
 
@@ -519,15 +520,13 @@ def check(o):
 
 
 def write_jobs(out, points, sets):
-    """OUT/jobs/pK.fio and OUT/points.tsv."""
+    """OUT/jobs/pK.fio: point K of the plan (plan.json's points)."""
     os.makedirs(os.path.join(out, "jobs"))
-    with open(os.path.join(out, "points.tsv"), "w") as pt:
-        for i, (j, ps) in enumerate(points):
-            with open(os.path.join(JOBS_DIR, j + ".fio")) as f:
-                text = rewrite_job(f.read(), ps.split() + sets)
-            with open(os.path.join(out, "jobs", "p%d.fio" % i), "w") as f:
-                f.write(text)
-            pt.write("%d\t%s\t%s\n" % (i, j, ps or "-"))
+    for i, (j, ps) in enumerate(points):
+        with open(os.path.join(JOBS_DIR, j + ".fio")) as f:
+            text = rewrite_job(f.read(), ps.split() + sets)
+        with open(os.path.join(out, "jobs", "p%d.fio" % i), "w") as f:
+            f.write(text)
 
 
 def copy_binaries(out, cfgs):
@@ -548,7 +547,7 @@ def copy_binaries(out, cfgs):
 
 def prepare(o, argv):
     """Everything before the runs: checks (Error, nothing created), then
-    OUT with plan.json, points.tsv, jobs/, bin/ and meta.tsv.  Returns
+    OUT with plan.json, jobs/, bin/ and meta.json.  Returns
     (OUT, where)."""
     cfgs, qlist, glist, points, sets, reg = check(o)
     labels = [c["label"] for c in cfgs]
@@ -562,7 +561,7 @@ def prepare(o, argv):
     for p in ("raw", "jobs", "bin", "kernels", "plots", ".testhost"):
         shutil.rmtree(os.path.join(out, p), ignore_errors=True)
     for p in os.listdir(out):
-        if p in ("runs.tsv", "meta.tsv", "points.tsv", "failures.tsv", "plan.json",
+        if p in ("runs.jsonl", "meta.json", "failures.jsonl", "plan.json",
                  ".inner-done", "heartbeat") or p.startswith("testhost-failed."):
             os.remove(os.path.join(out, p))
     write_jobs(out, points, sets)
@@ -597,32 +596,32 @@ def prepare(o, argv):
     if where == "auto":
         where = "host" if prc == 0 or not guests else "testhost"
     fio_ver = os.path.join(paths.GUEST, "cache", "fio.version")
-    meta = [
-        ("command", "bench/vmbench" + "".join(" " + shlex.quote(a) for a in argv)),
-        ("scenario", name), ("title", o["title"] or "vmbench " + name),
-        ("date", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
-        ("machine", machine_line()), ("kernel", "%s %s" % (os.uname().sysname, os.uname().release)),
-        ("kvmprobe", pout), ("where", where),
-        ("git", git("describe", "--always", "--dirty") or "unknown"),
-        ("repeats", o["repeats"]),
-        ("guest", "%s vCPU, %s RAM, %s data disk per guest" % (o["cpus"], o["mem"], o["disk"])),
-        ("backing", o["backing"] or "file"),
-        ("fio_sets", " ".join(sets) or "none"),
-        ("queues_swept", "1" if o["queues"] else "0"),
-        ("order_seed", "%d (runs in a shuffled order within each repeat)" % seed)]
+    meta = {
+        "command": "bench/vmbench" + "".join(" " + shlex.quote(a) for a in argv),
+        "scenario": name, "title": o["title"] or "vmbench " + name,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine_line(), "kernel": "%s %s" % (os.uname().sysname, os.uname().release),
+        "kvmprobe": pout, "where": where,
+        "git": git("describe", "--always", "--dirty") or "unknown",
+        "repeats": int(o["repeats"]),
+        "guest": "%s vCPU, %s RAM, %s data disk per guest" % (o["cpus"], o["mem"], o["disk"]),
+        "backing": o["backing"] or "file",
+        "fio_sets": " ".join(sets) or "none",
+        "queues_swept": bool(o["queues"]),
+        "order_seed": seed}
     if sums:
-        meta.append(("vmm_sha256", " ".join(sums)))
+        meta["vmm_sha256"] = " ".join(sums)
     if kwords:
-        meta.append(("kernels", "; ".join(kwords)))
-    meta.append(("guest_sha256", guest_image(cfgs, o["kernel"])))
+        meta["kernels"] = "; ".join(kwords)
+    meta["guest_sha256"] = guest_image(cfgs, o["kernel"])
     try:
         with open(fio_ver) as f:
-            meta.append(("guest_fio", f.read().strip()))
+            meta["guest_fio"] = f.read().strip()
     except OSError:
-        meta.append(("guest_fio", "unknown"))
+        meta["guest_fio"] = "unknown"
     if reg:
-        meta.append(("regress", "\t".join(reg)))
-    append_meta(out, *meta)
+        meta["regress"] = list(reg)
+    add_meta(out, **meta)
     return out, where
 
 
@@ -643,17 +642,13 @@ def analyse(out, baseline=None):
         say("%s is packed: the tables are printed, not kept (bench/results/pack.py "
             "--unpack %s keeps them)" % (out, out))
         out = results.real(out)
-    if not os.path.exists(os.path.join(out, "runs.tsv")):
-        raise Error("%s holds no vmbench runs (no runs.tsv)" % out)
+    if not os.path.exists(os.path.join(out, "runs.jsonl")):
+        raise Error("%s holds no vmbench runs (no runs.jsonl)" % out)
     from . import report
-    planned = []
-    plan_path = os.path.join(out, "plan.json")
-    if os.path.exists(plan_path):
-        with open(plan_path) as f:
-            p = json.load(f)
-        for rep in range(1, p["repeats"] + 1):
-            for g, q, c in run_order(p, rep):
-                planned.append((rep, g, run_queues(p, p["cfgs"][c], q), c, p["cfgs"][c]["label"]))
+    with open(os.path.join(out, "plan.json")) as f:
+        p = json.load(f)
+    planned = [(rep, g, run_queues(p, p["cfgs"][c], q), c, p["cfgs"][c]["label"])
+               for rep in range(1, p["repeats"] + 1) for g, q, c in run_order(p, rep)]
     return report.analyse(out, planned, baseline)
 
 
@@ -665,7 +660,7 @@ def run_plan(out, where):
     nruns = p["repeats"] * len(p["cfgs"]) * len(p["qlist"]) * len(p["glist"])
     bt, st, np_ = p["boot_timeout"], p["step_timeout"], len(p["points"])
     t0 = time.time()
-    append_meta(out, ("load_before", loadavg()))
+    add_meta(out, load_before=loadavg())
     rc, boot = 0, 0
     if where == "host":
         say("running here (this host's KVM is fast, or no guest is needed)")
@@ -678,8 +673,8 @@ def run_plan(out, where):
         env = dict(os.environ)
         env.setdefault("TESTHOST_MEM", "%dG" % need)
         limit = int(env.get("TESTHOST_TIMEOUT") or 600 + nruns * (bt // 2 + np_ * st))
-        append_meta(out, ("testhost", "QEMU TCG, -smp %s -m %s (tests/testhost/run.sh)"
-                          % (env.get("TESTHOST_SMP", "2"), env["TESTHOST_MEM"])))
+        add_meta(out, testhost="QEMU TCG, -smp %s -m %s (tests/testhost/run.sh)"
+                 % (env.get("TESTHOST_SMP", "2"), env["TESTHOST_MEM"]))
         say("running inside the test host (one boot for all %d runs)" % nruns)
         argv = [sys.executable or "python3", self_path(), "--inner", out]
 
@@ -688,13 +683,13 @@ def run_plan(out, where):
         # Booted again for the runs not yet done if it dies or locks up.
         rc, boot = testhost.run_with_reboots(lambda: argv, out, finished, timeout_s=limit,
                                              env=env, stall_s=max(bt, st) + 120)
-        append_meta(out, ("testhost_boots", boot))
+        add_meta(out, testhost_boots=boot)
     else:
         raise Error("--where must be auto, host or testhost")
-    append_meta(out, ("elapsed", hms(time.time() - t0)), ("load_after", loadavg()))
+    add_meta(out, elapsed=hms(time.time() - t0), load_after=loadavg())
     if rc:
         say("the runs failed (status %d); analysing what there is" % rc)
-    runs = os.path.join(out, "runs.tsv")
+    runs = os.path.join(out, "runs.jsonl")
     if not os.path.exists(runs) or os.path.getsize(runs) == 0:
         raise Error("no results")
     if analyse(out):
@@ -710,16 +705,11 @@ def resume(d):
     if not os.path.isdir(out):
         raise Error("--resume: no directory %s" % d)
     if not (os.path.exists(os.path.join(out, "plan.json"))
-            and os.path.exists(os.path.join(out, "meta.tsv"))):
+            and os.path.exists(os.path.join(out, "meta.json"))):
         raise Error("--resume: %s holds no vmbench plan" % d)
     if os.path.exists(os.path.join(out, ".inner-done")):
         raise Error("--resume: every run of %s is done (--analyze redoes the analysis)" % d)
-    where = "host"
-    with open(os.path.join(out, "meta.tsv")) as f:
-        for l in f:
-            k, _, v = l.rstrip("\n").partition("\t")
-            if k == "where":
-                where = v
+    where = read_meta(out).get("where", "host")
     say("resuming the plan in %s" % os.path.relpath(out, paths.REPO))
     return run_plan(out, where)
 

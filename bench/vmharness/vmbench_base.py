@@ -1,7 +1,8 @@
 """What the halves of bench/vmbench share (vmbench.py: the options and
 the plan; vmbench_run.py: the runs; vmbench_hw.py: hw-check): usage
 errors and progress lines, sizes and times, the fio job rewriter, the
-order of the runs, the host's facts and OUT/meta.tsv."""
+order of the runs, the host's facts and OUT/meta.json."""
+import json
 import os
 import re
 import subprocess
@@ -127,10 +128,24 @@ def mem_total_gib():
     return 0.0
 
 
-def append_meta(out, *pairs):
-    with open(os.path.join(out, "meta.tsv"), "a") as f:
-        for k, v in pairs:
-            f.write("%s\t%s\n" % (k, v))
+def read_meta(out):
+    """OUT/meta.json ({} before prepare writes it)."""
+    path = os.path.join(out, "meta.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+def add_meta(out, **fields):
+    """FIELDS into OUT/meta.json, written in steps (the plan, each part of
+    the runs, each test-host boot); a field given again replaces its
+    value."""
+    meta = dict(read_meta(out), **fields)
+    path = os.path.join(out, "meta.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(meta, f, indent=1)
+    os.replace(path + ".tmp", path)
 
 
 def self_path():

@@ -4,7 +4,7 @@
 a small read-only control disk, releases the fio points with a barrier on
 that disk so that N guests run at the same time, and saves every fio JSON
 (fiojson) under OUT/raw/ with one line per guest and point in
-OUT/runs.tsv.
+OUT/runs.jsonl.
 """
 import json
 import os
@@ -15,8 +15,8 @@ import sys
 import threading
 import time
 
-from . import cmdlines, fiojson, guestrun, kernels, nullblk, paths, testhost
-from .vmbench_base import (append_meta, cpu_model, hms, mem_total_gib, rewrite_job,
+from . import cmdlines, fiojson, guestrun, kernels, nullblk, paths, plan, testhost
+from .vmbench_base import (add_meta, cpu_model, hms, mem_total_gib, read_meta, rewrite_job,
                            run_order, run_queues, say, size_mb)
 
 # The guest's bootstrap (run64): find the control disk (serial vmbctl),
@@ -58,8 +58,6 @@ pt() {
 }
 '''
 READY = re.compile(r"^=== VMB READY (\S+) ===$")
-RUNS_HEAD = ("run\trepeat\tcfg\tlabel\tkind\tqueues\tguests\tpoint\tguest\trc\tjson\tprobe_ns\tpos"
-             "\tkernel\n")
 # What guest/init says when the kernel has no virtio_blk at all.
 NO_VIRTIO_BLK = re.compile(r"guest: kernel \S+ has no virtio_blk")
 
@@ -324,30 +322,37 @@ def host_run(run):
     return ok
 
 
-def collect(run, info):
-    """One runs.tsv line per guest and point."""
+def fio_rc(path):
+    """fio's exit status in PATH (g1-p0.rc), None when it did not say."""
+    try:
+        with open(path) as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def collect(run, ident, repeat):
+    """One runs.jsonl line per guest and point; rc None where fio left no
+    JSON or no status."""
     ctx = run.ctx
-    with open(os.path.join(ctx.out, "runs.tsv"), "a") as f:
-        for _, k in run.steps:
-            for g in range(1, run.ng + 1):
-                js = os.path.join(run.dir, "g%d-p%d.json" % (g, k))
-                try:
-                    with open(os.path.join(run.dir, "g%d-p%d.rc" % (g, k))) as r:
-                        rc = r.read().strip() or "none"
-                except OSError:
-                    rc = "none"
-                if not (os.path.exists(js) and os.path.getsize(js)):
-                    rc = "none"
-                f.write("%s\t%d\t%d\t%s\t%s\t%s\t%d\t%s\n" % (
-                    "\t".join(info), k, g, rc, os.path.relpath(js, ctx.out),
-                    ctx.probe_ns, ctx.pos, run.kernel))
+    for _, k in run.steps:
+        for g in range(1, run.ng + 1):
+            js = os.path.join(run.dir, "g%d-p%d.json" % (g, k))
+            rc = fio_rc(os.path.join(run.dir, "g%d-p%d.rc" % (g, k)))
+            if not (os.path.exists(js) and os.path.getsize(js)):
+                rc = None
+            plan.record(ctx.out, {
+                "run": ident, "repeat": repeat, "cfg": run.c, "label": run.cfg["label"],
+                "kind": run.cfg["kind"], "queues": None if run.q == "-" else int(run.q),
+                "guests": run.ng, "point": k, "guest": g, "rc": rc,
+                "json": os.path.relpath(js, ctx.out), "probe_ns": ctx.probe_ns,
+                "pos": ctx.pos, "kernel": run.kernel})
 
 
 def probe_ns():
     """How fast KVM is right now (the machine is shared): vmm probe's ns
-    per guest loop iteration, "-" when it has none."""
-    ns = testhost.probe(timeout_s=10)[2]
-    return "-" if ns is None else "%g" % ns
+    per guest loop iteration, None when it has none."""
+    return testhost.probe(timeout_s=10)[2]
 
 
 class Ctx:
@@ -358,7 +363,7 @@ class Ctx:
         self.ddir = ("/tmp/vmbench-disks" if os.environ.get("TESTHOST")  # tmpfs: page cache
                      else os.path.join(out, "disks"))
         self.direct = False
-        self.probe_ns = "-"
+        self.probe_ns = None
         self.pos = 0
         # --backing nullb: each guest's disk a null_blk device.
         self.nullb = self.plan.get("backing", {}).get("kind") == "nullb"
@@ -419,17 +424,17 @@ def write_nullb_disks(ctx, maxg, mb):
 
 def inner_meta(ctx):
     fstype = cmd_line(["stat", "-f", "-c", "%T", ctx.ddir])
-    append_meta(ctx.out, ("inner_nproc", os.cpu_count()), ("inner_mem", "%.1f GiB" % mem_total_gib()),
-                ("inner_cpu", cpu_model()),
-                ("disk_dir", "%s (%s, O_DIRECT %s)" % (ctx.ddir, fstype, "yes" if ctx.direct else "no")
-                 if not ctx.nullb else "null_blk %s (O_DIRECT yes)" % ctx.plan["backing"]),
-                ("qemu", cmd_line(["qemu-system-x86_64", "--version"])),
-                ("host_fio", cmd_line([paths.HOST_FIO, "--version"])))
+    add_meta(ctx.out, inner_nproc=os.cpu_count(), inner_mem="%.1f GiB" % mem_total_gib(),
+             inner_cpu=cpu_model(),
+             disk_dir="%s (%s, O_DIRECT %s)" % (ctx.ddir, fstype, "yes" if ctx.direct else "no")
+             if not ctx.nullb else "null_blk %s (O_DIRECT yes)" % ctx.plan["backing"],
+             qemu=cmd_line(["qemu-system-x86_64", "--version"]),
+             host_fio=cmd_line([paths.HOST_FIO, "--version"]))
 
 
 def one_run(ctx, ident, cfg, c, ng, qq, steps):
     """A run, tried at most twice; what a failed attempt left stays in
-    raw/ID.failedN, listed in failures.tsv."""
+    raw/ID.failedN, listed in failures.jsonl."""
     d = os.path.join(ctx.out, "raw", ident)
     for old in [d] + [d + ".failed%d" % i for i in (1, 2)]:
         if os.path.exists(old):
@@ -447,8 +452,7 @@ def one_run(ctx, ident, cfg, c, ng, qq, steps):
             if os.path.exists(os.path.join(d, "why")):
                 with open(os.path.join(d, "why")) as f:
                     why = (f.read().strip().splitlines() or ["?"])[-1]
-            with open(os.path.join(ctx.out, "failures.tsv"), "a") as f:
-                f.write("%s\t%d\t%s\n" % (ident, tries, why))
+            plan.record_failure(ctx.out, {"run": ident, "attempt": tries, "why": why})
             if tries < 2:
                 os.rename(d, "%s.failed%d" % (d, tries))
                 say("run %s failed; once more" % ident)
@@ -461,9 +465,9 @@ def kernel_now(cfg):
     """A configuration's own kernel, "RELEASE SHA256", checked against
     the plan's before each run: a kernel file that changed between
     repeats would mix two kernels in one figure, so the plan stops
-    (KernelError).  "-" for the standard kernels."""
+    (KernelError).  None for the standard kernels."""
     if not cfg.get("kernel_sha256"):
-        return "-"
+        return None
     now = kernels.sha256(cfg["kernel"])
     if now != cfg["kernel_sha256"]:
         raise kernels.KernelError(
@@ -489,20 +493,14 @@ def inner(out):
         write_disks(ctx)
     except (RuntimeError, OSError) as e:
         say("cannot make the disks: %s" % e)
-        append_meta(out, ("refused", str(e)))
+        add_meta(out, refused=str(e))
         return 2
     inner_meta(ctx)
-    runs = os.path.join(out, "runs.tsv")
-    # Resuming after the test host died: the runs already in runs.tsv are
-    # kept and skipped.
-    have = set()
-    if os.path.exists(runs) and os.path.getsize(runs):
-        with open(runs) as f:
-            have = {l.split("\t", 1)[0] for l in list(f)[1:]}
+    # Resuming after the test host died: the runs already in runs.jsonl
+    # are kept and skipped.
+    have = {r["run"] for r in plan.load_runs(out)}
+    if have:
         say("resuming: %d run(s) done before" % len(have))
-    else:
-        with open(runs, "w") as f:
-            f.write(RUNS_HEAD)
     np_ = len(p["points"])
     total = p["repeats"] * len(p["glist"]) * len(p["qlist"]) * len(p["cfgs"])
     n = ran = 0
@@ -528,11 +526,12 @@ def inner(out):
                 run = one_run(ctx, ident, cfg, c, g, qq, steps)
             except kernels.KernelError as e:
                 say("refused: %s" % e)
-                append_meta(out, ("refused", str(e)))
+                add_meta(out, refused=str(e))
                 return 2
-            collect(run, (ident, str(r), str(c), cfg["label"], cfg["kind"], qq, str(g)))
+            collect(run, ident, r)
             ctx.heartbeat()
-    append_meta(out, ("inner_seconds", int(time.time() - start)))
+    # Summed over the invocations that ran a part of the plan (--resume).
+    add_meta(out, inner_seconds=read_meta(out).get("inner_seconds", 0) + int(time.time() - start))
     open(os.path.join(out, ".inner-done"), "w").close()
     subprocess.run(["rm", "-rf", ctx.ddir])
     if ctx.nullb:

@@ -3,12 +3,12 @@ ratios per repeat, intervals in range, sentences from the figures, and
 every planned run without a result listed."""
 import json
 import os
+import types
 
 import pytest
 
-from vmharness import vmbench
-
-HEAD = "run repeat cfg label kind queues guests point guest rc json probe_ns pos".split()
+from vmharness import vmbench, vmbench_run
+from vmharness.vmbench_base import add_meta
 
 
 def fio(iops, lat_us):
@@ -18,27 +18,27 @@ def fio(iops, lat_us):
 
 
 def make_run(out, results, repeats=3):
-    """RESULTS: {(repeat, cfg): iops}; cfg 0 is "base", 1 is "new"."""
+    """RESULTS: {(repeat, cfg): iops}; cfg 0 is "base", 1 is "new".  The
+    records written as the sweep writes them (vmbench_base.add_meta,
+    vmbench_run.collect)."""
     cfgs = [{"kind": "vmm", "label": "base", "queues": ""},
             {"kind": "vmm", "label": "new", "queues": ""}]
     with open(os.path.join(out, "plan.json"), "w") as f:
         json.dump({"cfgs": cfgs, "qlist": [""], "glist": ["1"], "repeats": repeats,
-                   "seed": 7, "cpus": 2, "points": [["randread-4k", ""]]}, f)
-    with open(os.path.join(out, "meta.tsv"), "w") as f:
-        f.write("title\tt\nrepeats\t%d\n" % repeats)
-    with open(os.path.join(out, "points.tsv"), "w") as f:
-        f.write("0\trandread-4k\t-\n")
-    rows = ["\t".join(HEAD)]
+                   "seed": 7, "cpus": 2, "points": [{"job": "randread-4k", "params": ""}]}, f)
+    add_meta(out, title="t", repeats=repeats)
+    ctx = types.SimpleNamespace(out=out, probe_ns=20.0, pos=0)
     for (rep, c), iops in sorted(results.items()):
         run = "r%d-g1-q2-c%d" % (rep, c)
-        os.makedirs(os.path.join(out, "raw", run), exist_ok=True)
-        js = "raw/%s/g1-p0.json" % run
-        with open(os.path.join(out, js), "w") as f:
+        d = os.path.join(out, "raw", run)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "g1-p0.json"), "w") as f:
             json.dump(fio(iops, 1e6 / iops), f)
-        rows.append("\t".join(map(str, [run, rep, c, cfgs[c]["label"], "vmm", 2, 1, 0, 1, 0,
-                                        js, 20.0, 0])))
-    with open(os.path.join(out, "runs.tsv"), "w") as f:
-        f.write("\n".join(rows) + "\n")
+        with open(os.path.join(d, "g1-p0.rc"), "w") as f:
+            f.write("0\n")
+        r = vmbench_run.Run(ctx, cfgs[c], c, d, 1, "2", [(0, 0)])
+        r.kernel = None
+        vmbench_run.collect(r, run, rep)
 
 
 def test_paired_ratio_sentences_and_missing_runs(tmp_path, capsys):

@@ -2,7 +2,7 @@
 packed into DATE/NAME.tar.xz (its summary beside it as DATE/NAME.md)
 reads as it did unpacked, through every reader of the data: standing.scan
 (vmbench's meta.json and devbench's JSON), plan.load_runs, arm64peers,
-report.load and vmbench --analyze (the old meta.tsv format), and
+report.load and vmbench --analyze (the sweep's records), and
 bench/citations.py."""
 import gzip
 import importlib.util
@@ -19,6 +19,7 @@ from test_citations import make_tree
 from test_report import make_run
 from test_standing import profile_dir, run
 from vmharness import arm64peers, cli, plan, report, results, standing, vmbench
+from vmharness.vmbench_base import add_meta
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 spec = importlib.util.spec_from_file_location(
@@ -56,8 +57,7 @@ def make_results(root):
     d = dirs["vmbench"] = os.path.join(root, "2026-01-01", "vmbench-b")
     os.makedirs(d)
     make_run(d, {(1, 0): 1000, (1, 1): 2000, (2, 0): 4000, (2, 1): 8100, (3, 0): 2000, (3, 1): 3900})
-    with open(os.path.join(d, "meta.tsv"), "a") as f:
-        f.write("command\tbench/vmbench -c vmm -c vmm\ndate\t2026-01-01 08:00 UTC\n")
+    add_meta(d, command="bench/vmbench -c vmm -c vmm", date="2026-01-01 08:00 UTC")
 
     d = dirs["devbench"] = os.path.join(root, "2026-01-04", "devbench-c")
     os.makedirs(d)
@@ -92,7 +92,7 @@ def read_all(root, dirs, capsys):
     assert cli.main(["analyse", dirs["profile"]]) == 0
     out["profile_analyse"] = capsys.readouterr().out
     out["vmbench_load"] = report.load(dirs["vmbench"])
-    out["vmbench_dirs"] = [(d, m) for d, m, _ in standing._vmbench_dirs(root)]
+    out["sweep_labels"] = [standing._sweep_labels(e) for e in entries if e["kind"] == "sweep"]
     capsys.readouterr()
     assert vmbench.analyse(dirs["vmbench"]) == 0
     out["vmbench_analyse"] = capsys.readouterr().out
@@ -115,13 +115,14 @@ def test_every_reader_reads_a_packed_directory_as_it_was(tmp_path, capsys):
     dirs = make_results(root)
     before = read_all(root, dirs, capsys)
     # The readers found each kind (a check of nothing passes for nothing).
-    assert {e["kind"] for e in before["scan"]} == {"profile", "arm64-peers", "devbench"}
+    assert {e["kind"] for e in before["scan"]} == {"profile", "arm64-peers", "devbench", "sweep"}
     assert any("**1.5" in line for line in before["x86"])
     assert any("ram-x" in line for line in before["devbench"])
     assert len(before["load_runs"]) == 16 and len(before["arm64_runs"]) == 6
     assert "| randread-4k (read) | 2.00x" in before["arm64_table"]
     assert "| randread-4k (read) | 2.00x" in before["arm64_analyse"]
-    assert before["vmbench_dirs"] and "significantly better" in before["vmbench_analyse"]
+    assert before["sweep_labels"] == [["base", "new"]]
+    assert "significantly better" in before["vmbench_analyse"]
     assert "vmm / qemu IOPS: 1.5" in before["profile_analyse"]
 
     assert pack.main(["--root", root, "--min-age", "0"]) == 0
