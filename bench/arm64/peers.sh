@@ -111,10 +111,14 @@ vmm_threads() {
 	done
 }
 
-# vmm_pid TIMEOUT_PID: the VMM, the child of `timeout` (QEMU through its
-# sysroot's dynamic loader is one process too); empty if gone.
+# vmm_pid TIMEOUT_PID: the VMM (QEMU through its sysroot's dynamic
+# loader is one process too); empty if gone.  The test hosts' timeout is
+# busybox's, which becomes the command itself (its watcher is no child of
+# it); coreutils' timeout stays and runs the command as its child.
 vmm_pid() {
 	local parent=$1 c s
+	read -r c <"/proc/$parent/comm" 2>/dev/null || return 0
+	[ "$c" = timeout ] || { echo "$parent"; return; }
 	if read -r c _ <"/proc/$parent/task/$parent/children" 2>/dev/null; then
 		echo "$c"
 		return

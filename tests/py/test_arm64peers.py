@@ -365,17 +365,24 @@ def peers_functions():
     return "".join(out)
 
 
-def test_peers_sh_reads_the_vmm_process_threads(tmp_path):
-    """vmm_pid finds timeout's child (the VMM) and vmm_threads reads its
-    threads' run time and guest_time, in dash (the test host's sh is a
-    POSIX one too) on this host's /proc."""
+@pytest.mark.parametrize("shell,timeout", [
+    (["dash", "-c"], "timeout"),                      # coreutils: the command is its child
+    (["busybox", "sh", "-c"], "busybox timeout")])    # the test hosts': it becomes the command
+def test_peers_sh_reads_the_vmm_process_threads(tmp_path, shell, timeout):
+    """vmm_pid finds the command `timeout` runs (the VMM) and vmm_threads
+    reads its threads' run time and guest_time, on this host's /proc, with
+    coreutils' timeout under dash and with busybox's under busybox sh (the
+    test hosts' sh and timeout)."""
+    import shutil
     import subprocess
+    if not shutil.which(shell[0]):
+        pytest.skip("no %s here" % shell[0])
     script = peers_functions() + (
-        'timeout 20 sleep 10 & t=$!\n'
+        timeout + ' 20 sleep 10 & t=$!\n'
         'n=0; while [ -z "$(vmm_pid $t)" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n+1)); done\n'
         'p=$(vmm_pid $t); echo "pid $p $(cat /proc/$p/comm)"; vmm_threads "$p"; vmm_threads ""\n'
         'kill $t\n')
-    out = subprocess.run(["dash", "-c", script], capture_output=True, text=True, timeout=30)
+    out = subprocess.run(shell + [script], capture_output=True, text=True, timeout=30)
     lines = out.stdout.splitlines()
     assert lines[0].startswith("pid ") and lines[0] != "pid ", out
     pid = lines[0].split()[1]
