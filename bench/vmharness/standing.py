@@ -325,11 +325,13 @@ def arm64_section(entries, backing="file"):
         words = []
         _, per_req, _ = arm64peers.collect(runs[b]["dir"], arm64peers.load_runs(runs[b]["dir"]))
         for job, by_cfg in per_req.items():
-            for fig in ("interrupts", "exits"):
+            for fig, name, more, fewer in (("interrupts", "interrupts", "more", "fewer"),
+                                           ("exits", "exits", "more", "fewer"),
+                                           ("vmm_own_us", "the VMM's own CPU", "more", "less")):
                 r = arm64peers.compare(by_cfg, b, ours, fig)
                 if r["ratio"] is not None:
-                    words.append("%s %s %s (%s)" % (job, fig, fmt_ratio(r),
-                                                    verdict(r, "more", "fewer")))
+                    words.append("%s %s %s (%s)" % (job, name, fmt_ratio(r),
+                                                    verdict(r, more, fewer)))
         if words:
             out.append("Per request, %s / %s: %s." % (ours, b, "; ".join(words)))
     for e in _unique(runs[b] for b in bases):
