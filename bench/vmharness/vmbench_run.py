@@ -4,7 +4,7 @@
 a small read-only control disk, releases the fio points with a barrier on
 that disk so that N guests run at the same time, and saves every fio JSON
 (fiojson) under OUT/raw/ with one line per guest and point in
-OUT/runs.jsonl.
+OUT/runs.jsonl, with the VMM process's CPU over that point (cpu_fields).
 """
 import json
 import os
@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from . import cmdlines, fiojson, guestrun, kernels, nullblk, paths, plan, testhost
+from . import cmdlines, counters, fiojson, guestrun, kernels, nullblk, paths, plan, testhost
 from .vmbench_base import (add_meta, cpu_model, hms, mem_total_gib, read_meta, rewrite_job,
                            run_order, run_queues, say, size_mb)
 
@@ -58,6 +58,7 @@ pt() {
 }
 '''
 READY = re.compile(r"^=== VMB READY (\S+) ===$")
+FIO_DONE = re.compile(r"^vmbench: t=\S+ step (\S+) fio done$")
 # What guest/init says when the kernel has no virtio_blk at all.
 NO_VIRTIO_BLK = re.compile(r"guest: kernel \S+ has no virtio_blk")
 
@@ -94,13 +95,32 @@ def ctl_word(path, word):
         os.close(fd)
 
 
+def cpu_fields(before, after):
+    """runs.jsonl's CPU fields of one VMM process over one point, from
+    its threads (counters.threads) at the two ends of the window:
+    cpu_run_ns, every thread's time on a CPU (schedstat); cpu_guest_ns,
+    the part the vCPUs spent in guest mode (guest_time, counted in clock
+    ticks: 10 ms steps at USER_HZ 100); cpu_by_kind,
+    counters.threads_by_kind (a thread born in the window counts from 0,
+    one that ended in it is lost).  The VMM's own CPU is cpu_run_ns -
+    cpu_guest_ns.  {} without both readings: no fields, not zeros."""
+    if not before or not after:
+        return {}
+    kinds = counters.threads_by_kind(before, after)
+    return {"cpu_run_ns": sum(k["run_ns"] for k in kinds.values()),
+            "cpu_guest_ns": sum(k["guest_ns"] for k in kinds.values()),
+            "cpu_by_kind": kinds}
+
+
 class Run:
     """What one run needs to know: the plan, its configuration, where the
-    disks are."""
+    disks are; cpu, {(guest, point): cpu_fields} once its guests ran
+    (none for the host's fio: no VMM)."""
 
     def __init__(self, ctx, cfg, cfg_index, d, ng, q, steps):
         self.ctx, self.cfg, self.c, self.dir, self.ng, self.q, self.steps = (
             ctx, cfg, cfg_index, d, ng, q, steps)
+        self.cpu = {}
 
     def argv(self, g, ctl):
         p, cfg, ctx = self.ctx.plan, self.cfg, self.ctx
@@ -131,11 +151,13 @@ class Run:
 
 
 class Guest:
-    """One guest of a run, in a thread: GuestRun, and the READY steps it
-    has printed."""
+    """One guest of a run, in a thread: GuestRun, the READY steps it has
+    printed, and its VMM's threads (counters.threads) at each step's go
+    and fio done."""
 
     def __init__(self, argv, log, timeout):
         self.ready = set()
+        self.threads_at_go, self.threads_at_done = {}, {}
         self.error = None
         self.said = None  # guest/init's line about a kernel without virtio_blk
         self.run = guestrun.GuestRun(argv, timeout=timeout, log_path=log, on_line=self._line)
@@ -146,8 +168,24 @@ class Guest:
         m = READY.match(line)
         if m:
             self.ready.add(m.group(1))
+            return
+        m = FIO_DONE.match(line)
+        if m:
+            # Read as the line arrives, before the guest sends fio's
+            # JSON through its UART (exits that are no part of the point).
+            self.threads_at_done[m.group(1)] = counters.threads(proc.pid)
         elif NO_VIRTIO_BLK.search(line):
             self.said = line.strip()
+
+    def note_go(self, step):
+        """The VMM's threads just before STEP's go is written."""
+        pid = getattr(self.run, "pid", None)
+        if pid:
+            self.threads_at_go[step] = counters.threads(pid)
+
+    def cpu(self, step):
+        """cpu_fields of STEP: from its go to the guest's "fio done"."""
+        return cpu_fields(self.threads_at_go.get(step), self.threads_at_done.get(step))
 
     def _go(self):
         try:
@@ -225,6 +263,11 @@ def guest_run(run):
             time.sleep(0.2)
         if fail:
             break
+        # The VMM's CPU window of a point: from here to the guest's
+        # "fio done" line.  It holds the guest seeing the go (a poll every
+        # 0.1 s), fio's start and end, not the boot nor fio's JSON.
+        for g in guests:
+            g.note_go(str(s))
         ctl_word(ctl, "go %s" % s)
         with open(os.path.join(d, "steps.log"), "a") as f:
             f.write("step %s released %ds after launch\n" % (s, time.time() - launched))
@@ -268,7 +311,8 @@ def guest_run(run):
             ok = False
         # Each point's JSON and fio's status, from the console.
         got = fiojson.extract(getattr(g.run, "lines", []))
-        for _, k in run.steps:
+        for s, k in run.steps:
+            run.cpu[(i, k)] = g.cpu(str(s))
             frc, doc = got.get("p%d" % k, (None, None))
             if doc is not None:
                 with open(os.path.join(d, "g%d-p%d.json" % (i, k)), "w") as f:
@@ -333,7 +377,8 @@ def fio_rc(path):
 
 def collect(run, ident, repeat):
     """One runs.jsonl line per guest and point; rc None where fio left no
-    JSON or no status."""
+    JSON or no status; the CPU fields (cpu_fields) where the guest's VMM
+    was read at both ends."""
     ctx = run.ctx
     for _, k in run.steps:
         for g in range(1, run.ng + 1):
@@ -346,7 +391,7 @@ def collect(run, ident, repeat):
                 "kind": run.cfg["kind"], "queues": None if run.q == "-" else int(run.q),
                 "guests": run.ng, "point": k, "guest": g, "rc": rc,
                 "json": os.path.relpath(js, ctx.out), "probe_ns": ctx.probe_ns,
-                "pos": ctx.pos, "kernel": run.kernel})
+                "pos": ctx.pos, "kernel": run.kernel, **run.cpu.get((g, k), {})})
 
 
 def probe_ns():
