@@ -18,6 +18,13 @@ each ratio carries the baseline's noise as well as its own) and the
 paired t-test's p-value; significant when p < 0.05.  Every planned run
 without a result is listed.
 
+Where runs.jsonl has the VMM process's CPU over a point (vmbench_run's
+cpu_fields), each run also gives, for the whole point (all its phases):
+the VMM's own CPU per request (its threads' run time less the vCPUs'
+time in guest mode, summed over the guests, over the requests fio
+counted in all of them) and the requests per second of that CPU; paired
+against the first configuration that has them, like the other figures.
+
 Python 3 standard library only.  The formulas are in stats.py.
 """
 import csv
@@ -40,7 +47,14 @@ FIGURES = [
     ("lat_mean_us", "mean lat", "us", -1),
     ("lat_p99_us", "p99 lat", "us", -1),
 ]
-FIGURE_NAME = {k: name for k, name, _, _ in FIGURES}
+# Per point, not per phase: one CPU reading per guest and point.
+CPU_FIGURES = [
+    ("vmm_cpu_us", "VMM CPU", "us/req", -1),
+    ("ios_per_vmm_cpu_s", "req per VMM CPU-s", "", +1),
+]
+FIGURE_NAME = {k: name for k, name, _, _ in FIGURES + CPU_FIGURES}
+# The phase and direction of a figure of the whole point (CPU_FIGURES).
+WHOLE_POINT = ("", "")
 
 
 # ---- reading a run ----------------------------------------------------------
@@ -123,8 +137,9 @@ def load(out):
         ent = runs.setdefault((r["run"], r["point"]), {
             "run": r["run"], "repeat": r["repeat"], "cfg": r["cfg"],
             "queues": queues_text(r["queues"]), "guests": r["guests"],
-            "point": r["point"], "parts": {}, "probe_ns": r["probe_ns"]})
+            "point": r["point"], "parts": {}, "cpu": {}, "probe_ns": r["probe_ns"]})
         ent["parts"][r["guest"]] = part_figures(out, r, problems)
+        ent["cpu"][r["guest"]] = part_cpu(r)
     return meta, points, configs, runs, problems
 
 
@@ -151,11 +166,50 @@ def part_figures(out, r, problems):
         return None
 
 
+def part_cpu(r):
+    """(run ns, guest ns) of one guest's VMM over point R (a runs.jsonl
+    line), None where it has no CPU fields (the host's fio, older runs)."""
+    if r.get("cpu_run_ns") is None or r.get("cpu_guest_ns") is None:
+        return None
+    return r["cpu_run_ns"], r["cpu_guest_ns"]
+
+
 # ---- samples and summary ----------------------------------------------------
+
+def cpu_figures(ent):
+    """{vmm_cpu_us, ios_per_vmm_cpu_s} of a run's point ENT: the VMMs'
+    own CPU (run - guest) summed over its guests, per request fio
+    counted in all of them (every phase and direction); {} unless every
+    guest has both.  Requests per CPU-second only where that CPU is > 0
+    (guest_time is counted in ticks, so a short point can show none)."""
+    parts, cpu = ent["parts"], ent["cpu"]
+    if len(parts) != ent["guests"] or any(parts[g] is None or cpu.get(g) is None for g in parts):
+        return {}
+    own_ns = sum(run - guest for run, guest in cpu.values())
+    ios = sum(f["ios"] for p in parts.values() for f in p.values())
+    if not ios:
+        return {}
+    out = {"vmm_cpu_us": own_ns / 1e3 / ios}
+    if own_ns > 0:
+        out["ios_per_vmm_cpu_s"] = ios / (own_ns / 1e9)
+    return out
+
+
+def sample(ent, configs, points, phase_dir, key, value):
+    """One row of samples.csv: figure KEY of run ENT at PHASE_DIR."""
+    return {"run": ent["run"], "repeat": ent["repeat"], "cfg": ent["cfg"],
+            "config": configs[ent["cfg"]]["label"], "kind": configs[ent["cfg"]]["kind"],
+            "queues": ent["queues"], "guests": ent["guests"],
+            "point": ent["point"], "job": points[ent["point"]]["job"],
+            "params": points[ent["point"]]["params"],
+            "phase": phase_dir[0], "dir": phase_dir[1], "figure": key, "value": value,
+            "probe_ns": ent["probe_ns"]}
+
 
 def build_samples(meta, points, configs, runs):
     """One row per run, point, phase, direction and figure; a run counts
-    only when every guest of it delivered that phase."""
+    only when every guest of it delivered that phase.  The CPU figures
+    (cpu_figures) are the whole point's: phase and dir WHOLE_POINT."""
     samples = []
     for (run, point), ent in sorted(runs.items()):
         parts = list(ent["parts"].values())
@@ -168,19 +222,10 @@ def build_samples(meta, points, configs, runs):
             if any(ph not in p for p in parts):
                 continue
             c = combine([p[ph] for p in parts])
-            for key, _, _, _ in FIGURES:
-                if c[key] is None:
-                    continue
-                samples.append({
-                    "run": run, "repeat": ent["repeat"], "cfg": ent["cfg"],
-                    "config": configs[ent["cfg"]]["label"],
-                    "kind": configs[ent["cfg"]]["kind"],
-                    "queues": ent["queues"], "guests": ent["guests"],
-                    "point": point, "job": points[point]["job"],
-                    "params": points[point]["params"],
-                    "phase": ph[0], "dir": ph[1], "figure": key, "value": c[key],
-                    "probe_ns": ent["probe_ns"],
-                })
+            samples += [sample(ent, configs, points, ph, key, c[key])
+                        for key, _, _, _ in FIGURES if c[key] is not None]
+        samples += [sample(ent, configs, points, WHOLE_POINT, key, v)
+                    for key, v in cpu_figures(ent).items()]
     return samples
 
 
@@ -219,7 +264,7 @@ def summarise(meta, samples):
         base = cfgs[base_cfg]
         for c in sorted(cfgs):
             row = cfgs[c]
-            for key, _, _, better in FIGURES:
+            for key, _, _, better in FIGURES + CPU_FIGURES:
                 xs = row["values"].get(key)
                 if not xs:
                     continue
@@ -270,7 +315,7 @@ def fmt(v, key=None):
     if v is None:
         return "-"
     a = abs(v)
-    if key == "iops" or a >= 1000:
+    if key in ("iops", "ios_per_vmm_cpu_s") or a >= 1000:
         return "{:,.0f}".format(v)
     if a >= 100:
         return "%.0f" % v
@@ -326,12 +371,47 @@ def sentence(r):
 
 def section_title(r):
     t = r["job"]
-    if r["phase"] != r["job"]:
+    if r["phase"] and r["phase"] != r["job"]:
         t += " / " + r["phase"]
-    t += " (%s)" % r["dir"]
+    t += " (%s)" % (r["dir"] or "the whole point")
     if r["params"]:
         t += ", " + r["params"].replace(" ", ", ")
     return t
+
+
+# The CPU columns (CPU_FIGURES), after IOPS's.
+CPU_HEADER = ["VMM CPU (us/req)", "VMM CPU vs baseline", "req per VMM CPU-s"]
+
+
+def cell_mean_sd(r, n):
+    """mean ± sd of R, its n when it is not the row's N."""
+    if r["sd"] is None:
+        return "%s (n=%d)" % (fmt(r["mean"], r["figure"]), r["n"])
+    return "%s ± %s%s" % (fmt(r["mean"], r["figure"]), fmt(r["sd"], r["figure"]),
+                          "" if r["n"] == n else " (n=%d)" % r["n"])
+
+
+def cpu_cells(figs, n):
+    """The CPU columns of one row: FIGS {figure: result} of its whole
+    point, N the row's run count."""
+    cpu, rate = figs.get("vmm_cpu_us"), figs.get("ios_per_vmm_cpu_s")
+    return [cell_mean_sd(cpu, n) if cpu else "-", cell_diff(cpu) if cpu else "-",
+            cell_mean_sd(rate, n) if rate else "-"]
+
+
+def whole_point_results(results):
+    """{(group, cfg): {figure: result}} of the figures of a whole point
+    (CPU_FIGURES), the group's phase and dir WHOLE_POINT."""
+    out = {}
+    for r in results:
+        if (r["phase"], r["dir"]) == WHOLE_POINT:
+            out.setdefault((r["_group"], r["_cfg"]), {})[r["figure"]] = r
+    return out
+
+
+def point_group(gk):
+    """The whole point's group of a phase's group GK (summarise's key)."""
+    return (gk[0],) + WHOLE_POINT + tuple(gk[3:])
 
 
 def table_md(meta, results, problems, regress):
@@ -380,29 +460,24 @@ def table_md(meta, results, problems, regress):
                "Latency is fio's completion latency (clat); with several guests "
                "IOPS and MB/s are summed, mean latency is I/O-weighted and p99 the "
                "worst guest's.\n")
+    whole = whole_point_results(results)
+    if whole:
+        out.append("VMM CPU: the VMM process's own CPU per request, mean ± sd over the "
+                   "runs: its threads' time on a CPU less its vCPUs' time in the guest "
+                   "(guest_time), from the point's go to the guest's \"fio done\", summed "
+                   "over the guests, over the requests fio counted in all of them; for "
+                   "the whole point (every phase and direction of its job); vs baseline "
+                   "against the first configuration that has a VMM.  req per VMM CPU-s: "
+                   "those requests per second of that CPU.\n")
     # Group rows into sections by (point, phase, dir).
     sections = {}
     for r in results:
+        if (r["phase"], r["dir"]) == WHOLE_POINT:
+            continue
         sk = (r["_group"][0], r["phase"], r["dir"])
         sections.setdefault(sk, {}).setdefault((r["_group"], r["_cfg"]), {})[r["figure"]] = r
     for sk in sorted(sections):
-        rows = sections[sk]
-        first = next(iter(next(iter(rows.values())).values()))
-        out.append("### %s\n" % section_title(first))
-        hdr = ["config", "q", "guests", "n"]
-        for key, name, unit, _ in FIGURES:
-            hdr += ["%s%s" % (name, " (%s)" % unit if unit and unit != name else ""), "%s vs baseline" % name]
-        out.append("| " + " | ".join(hdr) + " |")
-        out.append("|" + "---|" * len(hdr))
-        for (gk, c) in sorted(rows):
-            figs = rows[(gk, c)]
-            any_r = next(iter(figs.values()))
-            line = [any_r["config"], any_r["queues"], str(any_r["guests"]), str(any_r["n"])]
-            for key, _, _, _ in FIGURES:
-                r = figs.get(key)
-                line += [cell_value(r), cell_diff(r)] if r else ["-", "-"]
-            out.append("| " + " | ".join(line) + " |")
-        out.append("")
+        out += section_table(sections[sk], whole)
     words = [sentence(r) for r in results
              if r["_cfg"] != r["_base"] and r["figure"] in ("iops", "lat_mean_us")]
     if words:
@@ -438,6 +513,34 @@ def table_md(meta, results, problems, regress):
             out.append("- ... %d more" % (len(problems) - 40))
         out.append("")
     return "\n".join(out)
+
+
+def section_table(rows, whole):
+    """Markdown lines of one section (point, phase, dir): ROWS {(group,
+    cfg): {figure: result}}, with the CPU columns after IOPS's where a
+    row's point has them in WHOLE (whole_point_results)."""
+    cpu = {key: whole.get((point_group(key[0]), key[1]), {}) for key in rows}
+    first = next(iter(next(iter(rows.values())).values()))
+    out = ["### %s\n" % section_title(first)]
+    hdr = ["config", "q", "guests", "n"]
+    for key, name, unit, _ in FIGURES:
+        hdr += ["%s%s" % (name, " (%s)" % unit if unit and unit != name else ""), "%s vs baseline" % name]
+        if key == "iops" and any(cpu.values()):
+            hdr += CPU_HEADER
+    out.append("| " + " | ".join(hdr) + " |")
+    out.append("|" + "---|" * len(hdr))
+    for (gk, c) in sorted(rows):
+        figs = rows[(gk, c)]
+        any_r = next(iter(figs.values()))
+        line = [any_r["config"], any_r["queues"], str(any_r["guests"]), str(any_r["n"])]
+        for key, _, _, _ in FIGURES:
+            r = figs.get(key)
+            line += [cell_value(r), cell_diff(r)] if r else ["-", "-"]
+            if key == "iops" and any(cpu.values()):
+                line += cpu_cells(cpu[(gk, c)], any_r["n"])
+        out.append("| " + " | ".join(line) + " |")
+    out.append("")
+    return out
 
 
 def write_csv(path, rows, fields):
