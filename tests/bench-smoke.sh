@@ -5,7 +5,8 @@
 # the same boot) under two configurations, our VMM and the host's own fio,
 # then checks that every output exists and parses: the markdown table,
 # samples.csv, summary.csv, summary.json (figures for both configurations
-# and both block sizes, no failed run) and a PNG plot.  Also checks that
+# and both block sizes, no failed run) and a PNG plot, and that the VMM's
+# CPU over each point is in runs.jsonl and the table.  Also checks that
 # a bad configuration is refused; README.md's examples run as written
 # (tests/readme-examples.sh).  Guests run inside the test host when this host's KVM is slow
 # (bench/vmbench decides with `vmm probe`, under flock /tmp/testhost.lock):
@@ -81,11 +82,12 @@ for c in ("vmm", "host"):
         assert r["n"] == 1 and r["mean"] > 0, r
         if c == "host":
             assert r["ratio"] is not None and r["pairs"] == 1, r
-rows = list(csv.DictReader(open(out + "/samples.csv")))
-assert len(rows) == 2 * 2 * 4, "samples.csv: %d rows, want 16" % len(rows)
+# fio's figures per phase (the VMM's CPU, a whole point's, has no phase: 6.)
+rows = [r for r in csv.DictReader(open(out + "/samples.csv")) if r["phase"]]
+assert len(rows) == 2 * 2 * 4, "samples.csv: %d rows of fio's, want 16" % len(rows)
 assert all(float(r["value"]) >= 0 for r in rows)
-rows = list(csv.DictReader(open(out + "/summary.csv")))
-assert len(rows) == 2 * 2 * 4, "summary.csv: %d rows, want 16" % len(rows)
+rows = [r for r in csv.DictReader(open(out + "/summary.csv")) if r["phase"]]
+assert len(rows) == 2 * 2 * 4, "summary.csv: %d rows of fio's, want 16" % len(rows)
 print("vmm 4k IOPS %.0f, host 4k IOPS %.0f" % (got[("vmm", "bs=4k")]["mean"], got[("host", "bs=4k")]["mean"]))
 EOF
 ); then
@@ -95,14 +97,41 @@ else
 	printf '%s\n' "$out" | tail -n 5 | sed 's/^/     | /'
 fi
 
-# 6. The plot is a PNG.
+# 6. The VMM's CPU over each point (vmbench_run.cpu_fields): the vmm
+# run's lines in runs.jsonl have it, the host's fio (no VMM) none; the
+# report gives the VMM's own CPU per request beside IOPS.
+if out=$(python3 - "$OUT" 2>&1 <<'EOF'
+import json, sys
+out = sys.argv[1]
+runs = [json.loads(l) for l in open(out + "/runs.jsonl")]
+vmm = [r for r in runs if r["kind"] == "vmm"]
+host = [r for r in runs if r["kind"] == "host"]
+assert len(vmm) == 2 and len(host) == 2, (len(vmm), len(host))
+for r in vmm:
+    assert r.get("cpu_run_ns", 0) > 0 and r.get("cpu_guest_ns", -1) >= 0, r
+    assert r["cpu_run_ns"] == sum(k["run_ns"] for k in r["cpu_by_kind"].values()), r
+assert not [k for r in host for k in r if k.startswith("cpu_")], host
+s = json.load(open(out + "/summary.json"))
+cpu = {r["params"]: r for r in s["results"] if r["figure"] == "vmm_cpu_us"}
+assert sorted(cpu) == ["bs=16k", "bs=4k"] and {r["config"] for r in cpu.values()} == {"vmm"}, cpu
+assert "| VMM CPU (us/req) |" in open(out + "/table.md").read()
+print("vmm 4k: %.1f us of the VMM's own CPU per request" % cpu["bs=4k"]["mean"])
+EOF
+); then
+	ok "the VMM's CPU in runs.jsonl and the table ($out)"
+else
+	nok "the VMM's CPU in runs.jsonl and the table"
+	printf '%s\n' "$out" | tail -n 5 | sed 's/^/     | /'
+fi
+
+# 7. The plot is a PNG.
 if [ "$(head -c 8 "$OUT/plots/iops-vs-bs-randread-4k-read.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; then
 	ok "PNG plot"
 else
 	nok "PNG plot"
 fi
 
-# 7. Guest kernels side by side (--scenario kernels): Debian's kernel with
+# 8. Guest kernels side by side (--scenario kernels): Debian's kernel with
 # its modules given as modules=DIR (the initrd then carries a second
 # archive, which the guest says it used), and the small kernel, which
 # has virtio built in; each run records the kernel's release and sha256,
@@ -141,7 +170,7 @@ else
 	{ printf '%s\n' "${out:-}"; tail -n 20 "$KOUT.stderr"; } | tail -n 25 | sed 's/^/     | /'
 fi
 
-# 8. README.md's examples, run as written (tests/readme-examples.sh: the
+# 9. README.md's examples, run as written (tests/readme-examples.sh: the
 # blocks marked `<!-- example: NAME -->`), in the test host where this
 # host's KVM is slow: Debian 12's kernel with /tmp on tmpfs.
 rc=0
