@@ -379,7 +379,8 @@ def test_peers_sh_reads_the_vmm_process_threads(tmp_path, shell, timeout):
         pytest.skip("no %s here" % shell[0])
     script = peers_functions() + (
         timeout + ' 20 sleep 10 & t=$!\n'
-        'n=0; while [ -z "$(vmm_pid $t)" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n+1)); done\n'
+        'n=0; while [ "$(cat /proc/$(vmm_pid $t)/comm 2>/dev/null)" != sleep ] && [ $n -lt 100 ]; do\n'
+        '  sleep 0.05; n=$((n+1)); done\n'
         'p=$(vmm_pid $t); echo "pid $p $(cat /proc/$p/comm)"; vmm_threads "$p"; vmm_threads ""\n'
         'kill $t\n')
     out = subprocess.run(shell + [script], capture_output=True, text=True, timeout=30)
@@ -399,7 +400,8 @@ def test_peers_sh_finds_the_child_without_proc_children(tmp_path):
     import subprocess
     fn = peers_functions().replace('/proc/$parent/task/$parent/children', '/nonexistent')
     script = fn + ('timeout 20 sleep 10 & t=$!\n'
-                   'n=0; while [ -z "$(vmm_pid $t)" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n+1)); done\n'
+                   'n=0; while [ "$(cat /proc/$(vmm_pid $t)/comm 2>/dev/null)" != sleep ] && [ $n -lt 100 ]; do\n'
+        '  sleep 0.05; n=$((n+1)); done\n'
                    'p=$(vmm_pid $t); cat /proc/$p/comm; kill $t\n')
     out = subprocess.run(["dash", "-c", script], capture_output=True, text=True, timeout=30)
     assert out.stdout.strip() == "sleep", out
