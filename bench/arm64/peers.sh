@@ -160,7 +160,7 @@ qemu_libs() {
 qemu_argv() {
 	local root=${3:-$SYSROOT}
 	local dev=${4:-"-object iothread,id=io0 -device virtio-blk-pci,drive=d1,iothread=io0"}
-	echo "$root/lib/ld-linux-aarch64.so.1 --library-path $(qemu_libs "$root") $root/usr/bin/qemu-system-aarch64 -L $root/usr/share/qemu -M virt,gic-version=3 -accel kvm -cpu host -smp 2 -m 512 -nodefaults -nographic -serial stdio -monitor none -kernel $K -initrd $I -drive file=/tmp/boot.img,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0 -drive file=$1,if=none,id=d1,format=raw,aio=io_uring,cache=$2 $dev"
+	echo "$root/lib/ld-linux-aarch64.so.1 --library-path $(qemu_libs "$root") $root/usr/bin/qemu-system-aarch64 -L $root/usr/share/qemu -M virt,gic-version=3 -accel kvm -cpu host -smp 2 -m 512 -name guest,debug-threads=on -nodefaults -nographic -serial stdio -monitor none -kernel $K -initrd $I -drive file=/tmp/boot.img,if=none,id=d0,format=raw -device virtio-blk-pci,drive=d0 -drive file=$1,if=none,id=d1,format=raw,aio=io_uring,cache=$2 $dev"
 }
 # QEMU 9.0 and later: one IOThread per queue, only in JSON -device syntax
 # (no spaces in it: vm_argv's words are split on them).

@@ -437,3 +437,11 @@ def test_peers_sh_emits_the_thread_readings_in_the_run_line(tmp_path):
     f = arm64peers.cpu_split(line, 100)
     assert f["guest_us"] == pytest.approx(1e9 / 1e3 / 100)  # 100 ticks: 1 s
     assert f["vcpu_own_us"] == pytest.approx(2e9 / 1e3 / 100)
+
+
+def test_peers_sh_qemu_names_its_threads():
+    """QEMU names its threads (CPU N/KVM, IO ...) only with debug-threads=on;
+    without, cpu_split counts every QEMU thread as "other"."""
+    sh = open(os.path.join(paths.REPO, "bench", "arm64", "peers.sh")).read()
+    argv = sh[sh.index("qemu_argv() {"):]
+    assert "debug-threads=on" in argv[:argv.index("\n}\n")]
