@@ -74,9 +74,13 @@ point() {  # STEP POINT IN-WINDOW-ITERATIONS
 	t0=$(ran)
 	burn $3
 	t1=$(ran)
+	n0=$(ls "$READS" | wc -l)
 	echo "vmbench: t=1.00 step $1 fio done"
 	echo "truth $2 $t0 $t1"
-	sleep 1  # the harness reads the threads at "fio done" meanwhile
+	# until the harness has read the threads at "fio done" (it marks
+	# each reading in $READS), at most 30 s
+	i=0; while [ "$(ls "$READS" | wc -l)" -le "$n0" ] && [ $i -lt 600 ]; do
+		sleep 0.05; i=$((i+1)); done
 	burn 200000
 	echo "=== FIO-JSON BEGIN p$2 ==="
 	echo '{"jobs": [{"jobname": "randread-4k", "read": {"total_ios": 1000, "iops": 500.0, "bw": 2000, "clat_ns": {"mean": 2000.0}}}]}'
@@ -107,6 +111,16 @@ def test_the_window_is_from_the_go_to_fio_done(tmp_path, fake_vmm, monkeypatch):
     each) is left out; each point gets its own window (the steps run
     points 2, 0 and 1, with 15000, 240000 and 60000 loops)."""
     monkeypatch.delenv("TESTHOST", raising=False)
+    reads = tmp_path / "reads"
+    reads.mkdir()
+    monkeypatch.setenv("READS", str(reads))
+    real = vmbench_run.counters.threads
+
+    def marked(pid):  # each reading leaves a file the fake guest waits for
+        t = real(pid)
+        (reads / str(len(list(reads.iterdir())))).touch()
+        return t
+    monkeypatch.setattr(vmbench_run.counters, "threads", marked)
     fake_vmm(FAKE_GUEST)
     out = str(tmp_path)
     ctx = fake_ctx(out)
