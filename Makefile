@@ -180,16 +180,16 @@ fuzz-replay: $(FUZZ_REPLAY)
 # its checks that need no KVM (tests/smoke/arm64.sh) and the unit tests
 # built for arm64, run in the arm64 test host (tests/arm64-unit.sh).
 check: all $(FUZZ_REPLAY)
-	@SMOKE_SAN=$(SAN) tests/smoke/run.sh $(abspath $(O)/vmm)
+	@SMOKE_SAN=$(SAN) tests/timed.sh smoke tests/smoke/run.sh $(abspath $(O)/vmm)
 ifeq ($(SAN),)
 	$(MAKE) --no-print-directory ARCH=arm64
 	@tests/smoke/arm64.sh $(abspath build/arm64/vmm)
-	$(MAKE) --no-print-directory ARCH=arm64 unit
+	@tests/timed.sh "arm64 unit (arm64 test host)" $(MAKE) --no-print-directory ARCH=arm64 unit
 endif
-	@tests/run-unit.sh $(TEST_BIN) $(FUZZ_REPLAY:%=replay:%)
+	@tests/timed.sh "unit, fuzz replay" tests/run-unit.sh $(TEST_BIN) $(FUZZ_REPLAY:%=replay:%)
 # The harness's tests do not depend on the C build: once, not per sanitizer.
 ifeq ($(SAN),)
-	@/usr/bin/python3 -m pytest -q -p no:cacheprovider --color=no tests/py
+	@tests/timed.sh tests/py /usr/bin/python3 -m pytest -q -p no:cacheprovider --color=no tests/py
 endif
 
 fuzz:
@@ -206,13 +206,16 @@ deps:
 
 # The sanitizer builds of check run too: a relaxed store where a release
 # is needed compiles to the same x86 code, and only TSan sees it.
+# Each step's time goes to the log and, at the end, to a table (tests/timed.sh).
 test: deps
-	$(MAKE) check
-	$(MAKE) fuzz-smoke
-	$(MAKE) SAN=address,undefined check
-	$(MAKE) SAN=thread check
-	$(MAKE) e2e E2E_MARK="not long" ARM64_E2E_CASES="$(ARM64_QUICK)"
-	$(MAKE) bench-smoke
+	@rm -f build/test-times.txt
+	@tests/timed.sh check $(MAKE) check
+	@tests/timed.sh fuzz-smoke $(MAKE) fuzz-smoke
+	@tests/timed.sh "check (address,undefined)" $(MAKE) SAN=address,undefined check
+	@tests/timed.sh "check (thread)" $(MAKE) SAN=thread check
+	@tests/timed.sh e2e $(MAKE) e2e E2E_MARK="not long" ARM64_E2E_CASES="$(ARM64_QUICK)"
+	@tests/timed.sh bench-smoke $(MAKE) bench-smoke
+	@tests/timed.sh --summary
 
 guest:
 	ARCH=$(ARCH) guest/build.sh
@@ -230,9 +233,10 @@ guest-kernel: guest
 # this host's KVM is too slow for Linux (`vmm probe` decides), booted
 # again for the tests left if it dies.  E2E_MARK picks by pytest marker:
 # `make test` leaves out the tests marked long (E2E_MARK="not long").
-e2e: all guest
-	bench/vmbench pytest $(if $(E2E_MARK),-- -m "$(E2E_MARK)")
-	$(MAKE) --no-print-directory e2e-arm64
+e2e: all
+	@tests/timed.sh "x86 guest build" $(MAKE) --no-print-directory guest
+	@tests/timed.sh "x86 e2e (x86 test host)" bench/vmbench pytest $(if $(E2E_MARK),-- -m "$(E2E_MARK)")
+	@tests/timed.sh "arm64 e2e (arm64 test host)" $(MAKE) --no-print-directory e2e-arm64
 
 # The arm64 VMM end to end (tests/e2e/arm64): Debian's arm64 kernel in the
 # arm64 test host, from this host's pytest; `make test` runs the quick
@@ -241,7 +245,7 @@ ARM64_QUICK := verify-ram-2q verify-file-1q readonly console sigterm poweroff re
 ARM64_E2E_CASES ?= $(ARM64_QUICK) verify-ram-1q verify-file-2q verify-intx hotplug hotplug-io hotplug-rescan hotplug-launch hotplug-50 sizes sizes-4 sizes-16
 e2e-arm64:
 	$(MAKE) --no-print-directory ARCH=arm64 SAN=
-	ARCH=arm64 guest/build.sh
+	@tests/timed.sh "arm64 guest build" env ARCH=arm64 guest/build.sh
 	ARM64_E2E_CASES="$(ARM64_E2E_CASES)" /usr/bin/python3 -m pytest -q \
 		-p no:cacheprovider --color=no tests/e2e/arm64
 
