@@ -63,7 +63,7 @@ FIO_CONFIGURE_FLAGS="--build-static --disable-native
 
 # fio_static: print the path of a static fio built from Debian's source.
 fio_static() {
-	local out=$GCACHE/fio t v
+	local out=$GCACHE/fio t v name
 	if [ -x "$out" ] && [ -z "${GUEST_REFRESH:-}" ]; then
 		printf '%s\n' "$out"
 		return
@@ -86,6 +86,16 @@ fio_static() {
 		die "dpkg-source -x of fio failed (is dpkg-dev installed?)"
 	fi
 	v=$(ls "$t"/fio_*.dsc | sed 's/.*fio_\(.*\)\.dsc/\1/')
+	# Built once per source, flags, toolchain and this recipe on the machine.
+	name=$(shared_name "fio-$GARCH" "$v $FIO_CONFIGURE_FLAGS $(toolchain) $(declare -f fio_static)")
+	if shared_get "$name" "$t" fio; then
+		mv "$t/fio" "$out.tmp"
+		printf '%s\n' "$v" >"$GCACHE/fio.version"
+		mv "$out.tmp" "$out"
+		rm -rf "$t"
+		printf '%s\n' "$out"
+		return
+	fi
 	log "building static fio $v"
 	# shellcheck disable=SC2086
 	if ! (cd "$t/src" && ./configure $FIO_CONFIGURE_FLAGS >"$t/configure.log" 2>&1); then
@@ -111,6 +121,7 @@ fio_static() {
 		die "fio built, but not for $GARCH ($ELF_MACHINE)"
 	fi
 	"${CROSS}strip" "$t/src/fio" 2>/dev/null || true
+	shared_put "$name" "$t/src" fio
 	mv "$t/src/fio" "$out.tmp"
 	printf '%s\n' "$v" >"$GCACHE/fio.version"
 	mv "$out.tmp" "$out"
@@ -186,10 +197,12 @@ SMALL_CONFIG=$REPO/guest/small.config
 SMALL=$GBUILD/small
 
 # small_source VERSION SERIES: print the path of Debian's linux-source-SERIES
-# (e.g. 6.1) at VERSION, fetched and unpacked once.
+# (e.g. 6.1) at VERSION, fetched and unpacked once (in the shared cache
+# where there is one).
 small_source() {
-	local ver=$1 series=$2 dir=$GCACHE/linux-source-$1 t deb
+	local ver=$1 series=$2 dir=${GUEST_CACHE:-$GCACHE}/linux-source-$1 t deb
 	if [ ! -d "$dir" ]; then
+		mkdir -p "$(dirname "$dir")"
 		t=$(tmp_near "$dir")
 		log "fetching linux-source-$series $ver"
 		apt_download "linux-source-$series=$ver" "$t" || { rm -rf "$t"; exit 1; }
@@ -199,7 +212,9 @@ small_source() {
 			{ rm -rf "$t"; die "linux-source-$series: no source tarball in the .deb"; }
 		tar -xJf "$t/usr/src/linux-source-$series.tar.xz" -C "$t" ||
 			{ rm -rf "$t"; die "linux-source-$series: the tarball did not unpack"; }
-		mv "$t/linux-source-$series" "$dir"
+		# Another checkout may have put it there meanwhile: keep that one.
+		mv -T "$t/linux-source-$series" "$dir" 2>/dev/null || [ -d "$dir" ] ||
+			{ rm -rf "$t"; die "linux-source-$series: could not move it to $dir"; }
 		rm -rf "$t"
 	fi
 	printf '%s\n' "$dir"
@@ -214,7 +229,7 @@ small_source() {
 # patches.  The same key next time means nothing to do.  LOCALVERSION
 # goes at the end of the kernel's release string.
 build_kernel() {
-	local label=$1 config=$2 patches=$3 obj=$4 out=$5 lv=${6:-} deb ver series key src
+	local label=$1 config=$2 patches=$3 obj=$4 out=$5 lv=${6:-} deb ver series key src name
 	deb=$(deb_cached "$(kernel_pkg)")
 	[ -n "$deb" ] || die "no cached .deb of $(kernel_pkg)"
 	ver=$(dpkg-deb -f "$deb" Version)
@@ -223,6 +238,12 @@ build_kernel() {
 	key=$(kernel_key "$ver" "$config" "$patches" "$lv")
 	if [ "$(cat "$out/key" 2>/dev/null)" = "$key" ] &&
 		[ -f "$out/bzImage" ] && [ -f "$out/vmlinux" ]; then
+		return
+	fi
+	# Built once per key, toolchain and this recipe on the machine.
+	name=$(shared_name "kernel-$label" "$key $(toolchain) $(declare -f build_kernel)")
+	if shared_get "$name" "$out" bzImage vmlinux config; then
+		printf '%s\n' "$key" >"$out/key"
 		return
 	fi
 	src=$(small_source "$ver" "$series")
@@ -253,6 +274,7 @@ build_kernel() {
 	mv "$out/bzImage.tmp" "$out/bzImage"
 	mv "$out/vmlinux.tmp" "$out/vmlinux"
 	printf '%s\n' "$key" >"$out/key"
+	shared_put "$name" "$out" bzImage vmlinux config
 	log "$label kernel: ${out#"$REPO"/}/bzImage ($(du -k "$out/bzImage" | cut -f1) KiB)"
 }
 
@@ -301,7 +323,9 @@ same_kernel_version() {
 	ours=$(dpkg-deb -f "$(deb_cached "$pkg")" Version)
 	# No x86 guest built here: ls fails, which set -e must not take as
 	# the build's failure.
-	x86deb=$(GCACHE=$GBUILD_X86/cache deb_cached "${pkg%-"$DEBARCH"}-amd64") ||
+	x86deb=$(DEBDIR=${GUEST_CACHE:+$GUEST_CACHE/debs-amd64} &&
+		DEBDIR=${DEBDIR:-$GBUILD_X86/cache/debs} &&
+		deb_cached "${pkg%-"$DEBARCH"}-amd64") ||
 		x86deb=
 	[ -n "$x86deb" ] || return 0
 	theirs=$(dpkg-deb -f "$x86deb" Version)
@@ -314,6 +338,7 @@ main() {
 	mkdir -p "$GBUILD"
 	# Leftovers of an interrupted run (never taken for results).
 	rm -rf "$GBUILD"/.tmp.* "$GCACHE"/.tmp.* "$GCACHE"/debs/.tmp.*
+	shared_tmp_clean
 	ktree=$(kernel_tree)
 	rel=$(kernel_release "$ktree")
 	bb=$(busybox_bin)

@@ -3,7 +3,10 @@
 # Sourced, not executed. Needs: bash, apt-get, dpkg-deb, coreutils.
 #
 # Everything fetched is cached under build/guest/cache/; a step whose output
-# exists is skipped.  Every step builds into a temporary path and renames it
+# exists is skipped.  What takes minutes to fetch or build (Debian's .debs,
+# the kernel source, the kernels and fio built here) also goes to a cache
+# outside the tree that every checkout on the machine shares (GUEST_CACHE,
+# below), under names made of what went into it.  Every step builds into a temporary path and renames it
 # at the end, so an interrupted or failed run never leaves a half-built
 # output that a later run would take as complete.
 #
@@ -29,13 +32,21 @@ GARCH=x86_64
 DEBARCH=amd64
 CROSS=
 GBUILD_X86=$GBUILD
+# The cache outside the tree (default ~/.cache/vmm-guest): a fresh clone,
+# a second checkout or `make clean` fetches and builds none of it again.
+# GUEST_CACHE= (empty) keeps everything under build/.  Entries are
+# written under a temporary name and renamed, so checkouts building at
+# the same time never see half an entry.
+GUEST_CACHE=${GUEST_CACHE-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/vmm-guest}
+DEBDIR=${GUEST_CACHE:+$GUEST_CACHE/debs-$DEBARCH}
+DEBDIR=${DEBDIR:-$GCACHE/debs}
 
 log() { printf '%s: %s\n' "${LOG_TAG:-guest}" "$*" >&2; }
 die() { printf '%s: error: %s\n' "${LOG_TAG:-guest}" "$*" >&2; exit 1; }
 
 # guest_arch ARCH: build for ARCH from now on: x86_64 (or amd64; the
 # default: build/guest/) or arm64 (or aarch64: build/guest/arm64/, with its
-# own cache).  Sets GARCH, DEBARCH, CROSS, GBUILD and GCACHE.
+# own cache).  Sets GARCH, DEBARCH, CROSS, GBUILD, GCACHE and DEBDIR.
 guest_arch() {
 	case $1 in
 	x86_64 | x86 | amd64) GARCH=x86_64 DEBARCH=amd64 GBUILD=$GBUILD_X86 ;;
@@ -43,6 +54,8 @@ guest_arch() {
 	*) die "unknown architecture '$1' (x86_64 or arm64)" ;;
 	esac
 	GCACHE=$GBUILD/cache
+	DEBDIR=${GUEST_CACHE:+$GUEST_CACHE/debs-$DEBARCH}
+	DEBDIR=${DEBDIR:-$GCACHE/debs}
 	CROSS=
 	if [ "$(dpkg --print-architecture)" != "$DEBARCH" ]; then
 		CROSS=aarch64-linux-gnu-
@@ -165,8 +178,10 @@ apt_download() {
 }
 
 # deb_cached PKG: path of the cached .deb of PKG (any version), or nothing.
+# DEBDIR is the shared cache's debs-ARCH (the file names carry package
+# and version: that is their key), or build/.../cache/debs without one.
 deb_cached() {
-	ls "$GCACHE/debs/$1"_*.deb 2>/dev/null | head -n 1
+	ls "$DEBDIR/$1"_*.deb 2>/dev/null | head -n 1
 }
 
 # fetch_deb PKG: print the path of the .deb of PKG (of the architecture
@@ -176,15 +191,15 @@ fetch_deb() {
 	deb=$(deb_cached "$pkg")
 	if [ -z "$deb" ] || [ -n "${GUEST_REFRESH:-}" ]; then
 		local t
-		mkdir -p "$GCACHE/debs"
-		t=$(tmp_near "$GCACHE/debs/$pkg")
+		mkdir -p "$DEBDIR"
+		t=$(tmp_near "$DEBDIR/$pkg")
 		apt_download "$(deb_name "$pkg")" "$t" || { rm -rf "$t"; exit 1; }
 		deb=$(ls "$t/$pkg"_*.deb 2>/dev/null | head -n 1)
 		[ -n "$deb" ] || die "download of package '$pkg' produced no .deb"
-		rm -f "$GCACHE/debs/$pkg"_*.deb
-		mv "$deb" "$GCACHE/debs/"
+		rm -f "$DEBDIR/$pkg"_*.deb
+		mv "$deb" "$DEBDIR/"
 		rm -rf "$t"
-		deb=$GCACHE/debs/$(basename "$deb")
+		deb=$DEBDIR/$(basename "$deb")
 		log "fetched $(basename "$deb")"
 	fi
 	printf '%s\n' "$deb"
@@ -344,6 +359,54 @@ patched_source() {
 	rm -rf "$out"
 	mv "$t/src" "$out"
 	rm -rf "$t"
+}
+
+# shared_name LABEL TEXT: the name, in the shared cache, of what TEXT
+# (everything that went into it) made: LABEL-<its checksum>.
+shared_name() { printf '%s-%s\n' "$1" "$(printf '%s' "$2" | sha256sum | cut -c1-16)"; }
+
+# toolchain: the compiler and C libraries a build here links with, as
+# text for shared_name.
+toolchain() {
+	"${CROSS}gcc" -dumpmachine
+	"${CROSS}gcc" -dumpfullversion
+	dpkg-query -W -f '${Package} ${Version}\n' 'libc6-dev*' 'libaio-dev*' 2>/dev/null | LC_ALL=C sort
+}
+
+# shared_get NAME DEST FILE...: copy FILEs of the shared cache's entry NAME
+# into DEST; status 1 (nothing copied) without a shared cache or without
+# that entry.
+shared_get() {
+	local name=$1 dest=$2 f
+	shift 2
+	[ -n "$GUEST_CACHE" ] || return 1
+	for f in "$@"; do [ -f "$GUEST_CACHE/built/$name/$f" ] || return 1; done
+	mkdir -p "$dest"
+	for f in "$@"; do
+		cp "$GUEST_CACHE/built/$name/$f" "$dest/$f.tmp" && mv "$dest/$f.tmp" "$dest/$f" ||
+			die "could not copy $f from the shared cache ($GUEST_CACHE/built/$name)"
+	done
+	log "$name: from the shared cache ($GUEST_CACHE)"
+}
+
+# shared_put NAME SRC FILE...: FILEs of SRC as the shared cache's entry
+# NAME (whole or not at all; one already there is kept).
+shared_put() {
+	local name=$1 src=$2 t f
+	shift 2
+	[ -n "$GUEST_CACHE" ] || return 0
+	mkdir -p "$GUEST_CACHE/built" || return 0
+	[ ! -d "$GUEST_CACHE/built/$name" ] || return 0
+	t=$(tmp_near "$GUEST_CACHE/built/$name") || return 0
+	for f in "$@"; do cp "$src/$f" "$t/$f" || { rm -rf "$t"; return 0; }; done
+	mv -T "$t" "$GUEST_CACHE/built/$name" 2>/dev/null || rm -rf "$t"
+}
+
+# shared_tmp_clean: temporary entries of the shared cache left by runs
+# that died (a day old: one of a build still running is younger).
+shared_tmp_clean() {
+	[ -n "$GUEST_CACHE" ] && [ -d "$GUEST_CACHE" ] || return 0
+	find "$GUEST_CACHE" -maxdepth 2 -name '.tmp.*' -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
 }
 
 # kernel_key VERSION CONFIG PATCHES LOCALVERSION: what a built kernel is

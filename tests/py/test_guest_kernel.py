@@ -79,14 +79,17 @@ def test_config_check_names_what_kconfig_dropped(tmp_path):
 def test_the_noplug_series_applies_to_linux_6_1(tmp_path):
     """guest/patches/noplug against the virtio_blk.c of the linux-source
     guest/build.sh fetched (skipped before `make guest` has fetched it)."""
-    cache = os.path.join(REPO, "build", "guest", "cache")
-    srcs = sorted(d for d in os.listdir(cache) if d.startswith("linux-source-")) \
-        if os.path.isdir(cache) else []
+    # In the shared cache (GUEST_CACHE), or in the checkout's own.
+    shared = subprocess.run(["bash", "-c", '. "%s/guest/lib.sh"; echo "$GUEST_CACHE"' % REPO],
+                            capture_output=True, text=True).stdout.strip()
+    srcs = sorted(os.path.join(c, d) for c in (shared, os.path.join(REPO, "build", "guest", "cache"))
+                  if c and os.path.isdir(c) for d in os.listdir(c)
+                  if d.startswith("linux-source-"))
     if not srcs:
-        pytest.skip("no linux-source in build/guest/cache (make guest)")
+        pytest.skip("no linux-source in the guest caches (make guest)")
     src = tmp_path / "src"
     (src / "drivers" / "block").mkdir(parents=True)
-    orig = os.path.join(cache, srcs[-1], "drivers", "block", "virtio_blk.c")
+    orig = os.path.join(srcs[-1], "drivers", "block", "virtio_blk.c")
     (src / "drivers" / "block" / "virtio_blk.c").write_bytes(open(orig, "rb").read())
     rc, err = lib('patched_source "%s" "%s/guest/patches/noplug" "%s"'
                   % (src, REPO, tmp_path / "out"), tmp_path)
