@@ -37,7 +37,8 @@ import re
 import statistics
 import time
 
-from . import cmdlines, config, counters, guestrun, paths, plan
+from . import cmdlines, config, counters, guestrun, pages, paths, plan, results, scenario
+from .scenario import ConfigError
 from .stats import paired_log_ratio
 
 CONFIGS = config.BOOT_KINDS  # name: (VMM, image, machine)
@@ -45,6 +46,9 @@ CONFIGS = config.BOOT_KINDS  # name: (VMM, image, machine)
 # own kernel lock up (soft lockup in kvm_arch_vcpu_ioctl_run, QEMU's vCPU
 # thread, 2 of 2 tries on 2026-12-01), taking the other runs with it.
 DEFAULT_CONFIGS = ["vmm", "vmm-elf", "qemu", "qemu-pvh"]
+NAME = "boot"
+HELP = "launch to /init per stage, ours and QEMU's"
+COMMAND = True
 STAGES = ("entry", "kernel", "init", "exit")
 INIT_LINE = re.compile(r"^guest: init uptime=([0-9.]+)")
 STARTUP_LINE = re.compile(r"startup: (.+) at ([0-9.]+) ms$")
@@ -292,3 +296,47 @@ def analyse(out_dir):
     with open(os.path.join(out_dir, "boot.md"), "w") as f:
         f.write(text)
     return text
+
+
+# ---- the scenario's entry points (scenario.py) ----------------------------------
+
+def add_arguments(p):
+    scenario.guest_options(p, queues=1, disk_mb=64)
+    p.add_argument("-r", "--repeats", type=int, default=5)
+    p.add_argument("--kernels", default="stock,small",
+                   help="comma-separated, of %s" % ", ".join(paths.KERNELS))
+
+
+def check(args):
+    args.kernels = args.kernels.split(",")
+    for k in args.kernels:
+        if k not in paths.KERNELS:
+            raise ConfigError("--kernels: no kernel %r (%s)" % (k, ", ".join(paths.KERNELS)))
+    scenario.check_guest_options(args, NAME, DEFAULT_CONFIGS, parse=parse_config)
+
+
+def run(args):
+    return scenario.run_here_or_in_testhost(args, run_plan, analyse)
+
+
+def is_result(out):
+    kind = scenario.recorded_kind(out)
+    return kind == NAME or (kind is None and results.exists(os.path.join(out, "boot.md")))
+
+
+def sections(entries):
+    """The newest boot directory: analyse's stage titles and its launch
+    to init and to exit lines."""
+    entry = pages.newest(entries, NAME)
+    lines = []
+    if entry:
+        # analyse writes boot.md beside the runs: a packed directory's
+        # unpacked copy takes it.
+        for line in analyse(results.real(entry["dir"])).splitlines():
+            if line.startswith("## "):
+                lines.append("%s:" % line[3:].capitalize())
+            elif re.match(r"- .*launch to (init|exit):", line):
+                lines.append(line)
+        lines.append("")
+        lines += pages.data_line(entry)
+    return [("boot", "Boot: launch to /init", lines)]

@@ -120,6 +120,12 @@ BOOT_KINDS = {
     "qemu-microvm": ("qemu", "vmlinux", "microvm"),
 }
 
+# lockup's guests and arm64-peers' configurations: names, without keys.
+LOCKUP_GUESTS = ("ifpoll", "iftrap")
+ARM64_PEERS = ("vmm-ram", "vmm-file", "kvmtool-file", "qemu-file",
+               "vmm-nullb", "vmm-nullb-poll0", "kvmtool-nullb", "qemu-nullb", "qemu10-nullb",
+               "host-nullb")
+
 # Per scenario, per kind, the keys and the check of each value.
 SCENARIOS = {
     "profile": {
@@ -142,6 +148,13 @@ SCENARIOS = {
     "boot": {k: ({"name": text, "bin": text, "jobs": job_list} if v[0] == "vmm"
                  else {"name": text, "jobs": job_list})  # QEMU: the system's
              for k, v in BOOT_KINDS.items()},
+    # the guests of lockup (tests/smoke/guest.S's): a name, no keys
+    "lockup": {g: {} for g in LOCKUP_GUESTS},
+    # exitcost runs one guest under our VMM: no configurations
+    "exitcost": {},
+    # arm64-peers' configurations (bench/arm64/peers.sh starts each): a
+    # name, no keys
+    "arm64-peers": {c: {} for c in ARM64_PEERS},
     # bench/vmbench's own fio scenarios (vmbench.py, vmbench_run.py)
     "vmbench": {
         "vmm": {"name": text, "bin": text, "kernel": text, "modules": text,
@@ -184,14 +197,14 @@ def parse(spec, scenario, jobs=None):
     kind, pairs = split(spec)
     if kind not in table:
         raise ConfigError("bad configuration '%s': %s takes %s" % (
-            spec, scenario, ", ".join(table)))
+            spec, scenario, ", ".join(table) or "no configurations"))
     keys = table[kind]
     opts = {}
     for k, v in pairs:
         if k not in keys:
             more = ELSEWHERE.get(k)
             raise ConfigError("configuration '%s': unknown option '%s' for %s in %s (%s)" % (
-                spec, k, kind, scenario, more or "it takes " + ", ".join(sorted(keys))))
+                spec, k, kind, scenario, more or "it takes " + (", ".join(sorted(keys)) or "none")))
         if k in opts:
             raise ConfigError("configuration '%s': %s= given twice" % (spec, k))
         want = keys[k](v)

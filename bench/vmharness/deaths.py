@@ -18,13 +18,18 @@ import re
 import tempfile
 import time
 
-from . import cmdlines, config, counters, fiojson, guestrun, kvmtrace, plan, qemumon
+from . import (cmdlines, config, counters, fiojson, guestrun, kvmtrace, pages, plan, qemumon, results,
+               scenario)
 from .stats import binom_two_sided, fisher_two_sided, wilson
 from .profile import JOBS, guest_argv
 
 # verify is guest/jobs/verify.fio; the others are profile's jobs (the seed
 # phases are where our guests have triple-faulted most).
 DEATH_JOBS = dict(JOBS, verify=None)
+
+NAME = "deaths"
+HELP = "death rates, ours and QEMU's"
+COMMAND = True
 
 
 def parse_config(spec):
@@ -330,3 +335,48 @@ def analyse(out_dir):
     with open(os.path.join(out_dir, "deaths.md"), "w") as f:
         f.write(out)
     return out
+
+
+# ---- the scenario's entry points (scenario.py) ----------------------------------
+
+def add_arguments(p):
+    scenario.guest_options(p)
+    p.add_argument("-j", "--job", action="append", choices=sorted(DEATH_JOBS))
+    p.add_argument("-n", type=int, default=10, help="rounds: runs per configuration and job")
+
+
+def check(args):
+    scenario.check_guest_options(args, NAME, ["qemu", "vmm"], ["verify", "randread-4k"],
+                                 parse_config)
+
+
+def run(args):
+    return scenario.run_here_or_in_testhost(args, run_plan, analyse)
+
+
+def is_result(out):
+    """A deaths meta.json, or (none) deaths.md or rounds in runs.jsonl."""
+    kind = scenario.recorded_kind(out)
+    if kind is not None:
+        return kind == NAME
+    if results.exists(os.path.join(out, "deaths.md")):
+        return True
+    try:
+        with results.open(os.path.join(out, "runs.jsonl")) as f:
+            return any('"round"' in line for line in f)
+    except OSError:
+        return False
+
+
+def sections(entries):
+    """The newest deaths directory with both VMMs: analyse's sentences
+    on all jobs and per request."""
+    entry = next((e for e in entries if e["kind"] == NAME
+                  and {"qemu", "vmm"} <= {r["config"] for r in plan.load_runs(e["dir"])}), None)
+    lines = []
+    if entry:
+        text = analyse(results.real(entry["dir"]))  # it writes deaths.md there
+        lines = ["- " + line for line in pages.sentences(text, r"^(All jobs|Per request):")]
+        lines.append("")
+        lines += pages.data_line(entry)
+    return [("deaths", "Deaths: how often guests die, ours and QEMU's", lines)]

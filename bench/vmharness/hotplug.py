@@ -17,8 +17,11 @@ import json
 import os
 import random
 import statistics
+import time
 
-from . import fiojson, paths, plan, testhost
+from . import fiojson, pages, paths, plan, scenario, testhost
+from . import results as packed
+from .scenario import ConfigError
 from .stats import paired_ratio
 
 SCRIPT = os.path.join(paths.REPO, "bench", "hotplug.sh")
@@ -26,6 +29,11 @@ TIMES = (("attach_ctl_ms", "attach answered"),
          ("readable_ms", "attach to /dev/vdb readable"),
          ("detach_ms", "detach to slot free"))
 BINARIES = {"x86_64": paths.VMM_BIN, "arm64": paths.ARM64_VMM}
+
+NAME = "hotplug"
+HELP = ("attach and detach times, idle and under load, and the datapath with empty "
+        "hot-plug slots against none (bench/hotplug.sh)")
+COMMAND = True
 
 
 def write_plan(out, repeats, slots, seed):
@@ -42,7 +50,7 @@ def write_plan(out, repeats, slots, seed):
         f.write("\n".join(lines) + "\n")
 
 
-def run(args):
+def run_plan(args):
     """The plan, in the test host of args.arch; then the analysis."""
     os.makedirs(args.out, exist_ok=True)
     write_plan(args.out, args.repeats, args.slots, args.seed)
@@ -182,3 +190,53 @@ def fix_meta(out, arch):
         meta = json.load(f)
     with open(path, "w") as f:
         json.dump(meta_binary(meta, arch), f, indent=1)
+
+
+# ---- the scenario's entry points (scenario.py) ----------------------------------
+
+def add_arguments(p):
+    p.add_argument("--arch", choices=testhost.ARCHES, default="x86_64")
+    p.add_argument("--cycles", type=int, default=5,
+                   help="attach/detach cycles per mode (idle, load)")
+    p.add_argument("-r", "--repeats", type=int, default=5, help="datapath pairs")
+    p.add_argument("--slots", type=int, default=8, choices=range(1, 9),
+                   help="the empty slots set against none (1 to 8)")
+    p.add_argument("--seed", type=int, default=None, help="the order's seed (default: the time)")
+    p.add_argument("-o", "--out", help="default build/vmbench/hotplug-ARCH-YYYYMMDD-HHMMSS")
+
+
+def check(args):
+    if args.cycles < 1 or args.repeats < 1:
+        raise ConfigError("hotplug: --cycles and -r: at least 1")
+    if args.seed is None:
+        args.seed = int(time.time())
+    args.out = os.path.abspath(args.out or scenario.default_out("hotplug-" + args.arch))
+
+
+def run(args):
+    os.makedirs(args.out, exist_ok=True)
+    scenario.write_meta(args)
+    fix_meta(args.out, args.arch)
+    return run_plan(args)
+
+
+def is_result(out):
+    return scenario.recorded_kind(out) == NAME
+
+
+def sections(entries):
+    """Per architecture, the newest hotplug directory: its times table
+    and the datapath line, as analyse writes them."""
+    lines = []
+    for arch, title in (("x86_64", "x86-64"), ("arm64", "arm64")):
+        entry = next((e for e in entries if e["kind"] == NAME
+                      and e["meta"].get("arch") == arch), None)
+        if not entry:
+            continue
+        text = analyse(packed.real(entry["dir"]))
+        body = [l for l in text.splitlines() if not l.startswith("# ")]
+        while body and not body[0]:
+            body.pop(0)
+        lines += ["%s:" % title, ""] + body + [""] + pages.data_line(entry) + [""]
+    return [("hotplug", "Hot-plug: attach and detach times, and empty slots beside the disks "
+             "given at launch", lines)]

@@ -19,10 +19,13 @@ import signal
 import subprocess
 import time
 
-from . import paths, plan
+from . import config, paths, plan, scenario
 from .stats import fisher_two_sided, wilson
 
-GUESTS = {"ifpoll": "IFPOLL", "iftrap": "IFTRAP"}
+GUESTS = dict(zip(config.LOCKUP_GUESTS, ("IFPOLL", "IFTRAP")))
+NAME = "lockup"
+HELP = "test-host lock-ups under a guest with an interrupt pending and IF clear"
+COMMAND = True
 CONTROL = "IFTRAP_STI"
 CONTROL_TRAPS = 5
 # A run writes runs.jsonl every few seconds: a lock-up shows in under a
@@ -138,3 +141,30 @@ def analyse(out_dir):
     with open(os.path.join(out_dir, "lockup.md"), "w") as f:
         f.write(out)
     return out
+
+
+# ---- the scenario's entry points (scenario.py) ----------------------------------
+
+def add_arguments(p):
+    scenario.guest_options(p, queues=1, disk_mb=0)
+    p.add_argument("-n", type=int, default=30, help="rounds: runs per guest")
+    p.add_argument("--seconds", type=float, default=5, help="per run")
+
+
+def check(args):
+    scenario.check_guest_options(args, NAME, sorted(GUESTS))
+    if not args.inner:
+        build_images()
+
+
+def run(args):
+    return scenario.run_here_or_in_testhost(args, run_plan, analyse, boots=BOOTS,
+                                            stall_s=STALL_S)
+
+
+def is_result(out):
+    return scenario.recorded_kind(out) == NAME
+
+
+def sections(entries):
+    return []  # lockup.md and its JOURNAL entry say what it found

@@ -12,6 +12,8 @@ TESTHOST_RUN = os.path.join(REPO, "tests", "testhost", "run.sh")
 # The fio that runs without a VM (the physical-limit rows), on the host
 # or in the test host (whose root is the host's).
 HOST_FIO = os.environ.get("VMBENCH_HOST_FIO", "/usr/bin/fio")
+# kvmtool, the x86 peer (bench/peers-x86.sh builds it).
+KVMTOOL_BIN = os.path.join(BUILD, "peers", "x86", "lkvm-static")
 # The arm64 VMM (make ARCH=arm64) and guest (ARCH=arm64 guest/build.sh).
 ARM64_VMM = os.path.join(BUILD, "arm64", "vmm")
 ARM64_KERNEL = os.path.join(GUEST, "arm64", "Image")

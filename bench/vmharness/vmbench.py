@@ -2,7 +2,8 @@
 storage configurations, compared with statistics (bench/README.md).
 
 Layout of one invocation:
-  outer  (this machine, this module): parse options, build the plan
+  options (sweep.py: the sweep scenario, argparse through the registry)
+  outer  (this machine, this module): check the options, build the plan
          (configurations x queue counts x guest counts x fio points, R
          interleaved repeats, each repeat in its own shuffled order), write
          it to OUT/plan.json and the fio job files to OUT/jobs/, decide
@@ -29,127 +30,6 @@ from .vmbench_base import (Error, add_meta, expand_list, git, hms, machine_line,
                            size_mb)
 
 JOBS_DIR = os.path.join(paths.REPO, "guest", "jobs")
-
-USAGE = """\
-Usage: bench/vmbench [OPTION]...
-       bench/vmbench --scenario plug|peers|scaling [OPTION]...
-       bench/vmbench --scenario regress REV_A REV_B [OPTION]...
-       bench/vmbench --scenario kernels A B [C...] [OPTION]...
-       bench/vmbench --scenario kernels A B --hunt [--budget S] [OPTION]...
-       bench/vmbench --scenario hw-check [-o OUTDIR] [--budget S] [--allow-slow]
-       bench/vmbench --analyze OUTDIR
-       bench/vmbench --resume OUTDIR
-       bench/vmbench profile|analyse|deaths|cpuid|boot|run|pytest [ARG]...
-           (the scenarios over the test host: `bench/vmbench COMMAND --help`)
-
-Runs fio jobs (guest/jobs/NAME.fio) in guests under each configuration,
-R times each, interleaved (every configuration once per repeat, in an
-order shuffled anew in each repeat, seeded and recorded), and compares
-every figure (IOPS, bandwidth, mean and p99 completion latency) with the
-first configuration: mean, standard deviation and 95% interval (log
-scale), the ratio to the baseline paired by repeat with its 95% interval
-and the paired t-test's p-value (significant when p < 0.05), sentences
-written from them, and every planned run without a result.  Prints a
-markdown table; writes CSV, JSON and PNG plots to OUT.
-
-Configurations (-c, repeatable; the first one is the baseline):
-  vmm[:OPT,...]    our VMM (build/vmm).  OPT: queues=N batch=on|off poll=US
-                   backend=file|ram direct=auto|on|off bin=PATH name=LABEL
-                   kernel=PATH (a guest kernel of one's own, bzImage or
-                   vmlinux, instead of --kernel's) modules=DIR (its
-                   modules: `make modules_install INSTALL_MOD_PATH=DIR`;
-                   none needed when virtio_blk is built in)
-  qemu[:OPT,...]   QEMU with KVM, virtio-blk-pci, same vCPUs, queues and
-                   disks.  OPT: queues=N iothread=on|off
-                   aio=io_uring|native|threads cache=auto|none|writeback
-                   kernel=PATH modules=DIR name=LABEL
-  host[:name=L]    the host (or test host) itself: /usr/bin/fio, the same
-                   job on the same backing file (the physical limit)
-  direct=auto/cache=auto: O_DIRECT (cache=none) where the backing file's
-  filesystem supports it (not on the test host's tmpfs).
-
-Options:
-  -j, --job NAME[,NAME...]  fio jobs from guest/jobs (default randread-4k)
-  -c, --config SPEC         add a configuration (default: qemu, vmm)
-  -r, --repeats R           runs per configuration (default 3)
-      --runtime S           fio runtime=S for every job (time cap for
-                            size-based jobs)
-      --set KEY=VALUE       fio option for every job (repeatable)
-      --bs LIST             sweep block size (e.g. 4k,16k,64k)
-      --iodepth LIST        sweep queue depth
-      --numjobs LIST        sweep fio numjobs
-      --sweep KEY=V1,V2     sweep any fio option (repeatable)
-      --queues LIST         sweep virtqueue count (overrides queues=)
-      --guests LIST         guests at once, e.g. 1,2,4 or 1-4 (default 1);
-                            each has its own disk, figures are summed
-      --cpus N              vCPUs per guest (default 2)
-      --mem SIZE            RAM per guest (default 512M)
-      --kernel NAME         guest kernel: stock (Debian's, default) or
-                            small (guest/small.config; make guest)
-      --disk-size SIZE      data disk per guest (default 512M)
-      --backing file|nullb[:bs=B,completion_ns=N]
-                            what each guest's data disk is: a file (the
-                            default; in the test host on tmpfs, which our
-                            VMM serves synchronously, never through
-                            io_uring) or a null_blk device of the test
-                            host (memory-backed, bs 512, completion 10000
-                            ns by default), opened with O_DIRECT by every
-                            configuration: the path io_uring is about
-      --boot-timeout S      per guest boot (default 300)
-      --seed N              seed of the order within each repeat
-                            (default: the time)
-  -o, --out DIR             results (default build/vmbench/NAME-DATE)
-      --where auto|host|testhost
-                            where guests run (default: `vmm probe` decides)
-      --title TEXT          title of the table and plots
-      --hunt                the counter-example hunt (seed 003) for the first
-                            two configurations: screen a seeded sample of
-                            settings (queues 1,2; vCPUs 1,2; disk file,
-                            ram; --queues, --cpus or backend= pin them)
-                            and of jobs in each (bs, iodepth, numjobs, rw)
-                            with 2 short repeats, then measure the 4 where
-                            B looked worst again on fresh runs (--repeats,
-                            at least 5) and report those with their
-                            intervals (OUT/screen, OUT/confirm, OUT/hunt.md)
-      --budget S            the hunt's time, about (default 3600)
-      --analyze DIR         only redo the analysis of an earlier run
-      --baseline LABEL      with --analyze: compare with the configuration
-                            LABEL instead of the first (OUT/table-vs-LABEL.md)
-      --resume DIR          run what an interrupted invocation left undone
-                            (same plan, same directory), then analyse
-  -h, --help
-
-Scenarios (defaults; later options override them):
-  plug      seed 004: our VMM, RAM disk, batch=on (baseline) vs batch=off,
-            job seed-virtio-blk further reduced (numjobs=32, each phase
-            time_based for runtime=3 s), 1 vCPU, 1 queue
-  peers     qemu (baseline), vmm, host; randread-4k and randwrite-4k;
-            queues 1 and 2; runtime 3
-  scaling   qemu (baseline), vmm; randread-4k; 1..4 guests at once, 1 vCPU
-            and 1 queue each; runtime 3
-  regress A B  two builds of our VMM (git revisions; "work" = the working
-            tree's build/vmm), each built in a worktree under build/regress/;
-            randread-4k randwrite-4k seq-read seq-write; lists every
-            figure where B is significantly worse than A
-  kernels A B [C...]  guest kernels side by side, each [NAME=]PATH
-            [,modules=DIR]: a bzImage or vmlinux of one's own (its
-            release and sha256 recorded with every run; a kernel file
-            that changes during the plan stops it), under one -c
-            (default vmm) with the same disk, vCPUs and jobs (those of
-            regress); ratios to A, and every figure where a later kernel
-            is significantly worse than A
-  hw-check  for a machine with hardware KVM: checks /dev/kvm and its speed
-            (status 3 when it is not fast), builds what is missing, then
-            peers and scaling (runtime 4, --guests 1-4) in time boxes that
-            share --budget S (480), into OUT/peers, OUT/scaling and
-            OUT/hw-check.md (default OUT build/hw-check-DATE).
-            --allow-slow goes on without a fast KVM (through the test host).
-Environment: VMBENCH_WHERE, VMBENCH_HOST_FIO (default /usr/bin/fio),
-  VMBENCH_FULL_JSON=1 (fio's JSON untrimmed), VMM_BIN,
-  TESTHOST_MEM/TESTHOST_SMP/TESTHOST_TIMEOUT (test host),
-  HWCHECK_BUDGET/HWCHECK_RUNTIME/HWCHECK_GUESTS/HWCHECK_ALLOW_SLOW (hw-check).
-"""
-
 
 # ---- pure helpers (tests/py/test_vmbench.py) --------------------------------
 
@@ -206,73 +86,10 @@ def fio_points(jobs, sweeps):
     return [(j, " ".join(ps)) for j, ps in points]
 
 
-# ---- options ----------------------------------------------------------------
+# ---- the presets of --scenario (sweep.py parses the options) ------------------
 
-VALUED = {"-j": "jobs", "--job": "jobs", "--jobs": "jobs", "-r": "repeats",
-          "--repeats": "repeats", "--runtime": "runtime", "--queues": "queues",
-          "--guests": "guests", "--cpus": "cpus", "--mem": "mem", "--disk-size": "disk",
-          "--boot-timeout": "boot_timeout", "-o": "out", "--out": "out",
-          "--where": "where", "--title": "title", "--seed": "seed",
-          "--budget": "budget", "--kernel": "kernel", "--baseline": "baseline",
-          "--backing": "backing"}
-
-
-def parse_args(argv):
-    """The options as a dict (what was not given is None or empty)."""
-    o = {v: None for v in VALUED.values()}
-    o.update(cfgs=[], sets=[], sweeps=[], scenario=None, regress=None, kernels=None,
-             analyze=None, resume=None, inner=None, help=False, allow_slow=False,
-             hunt=False, points=None)
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a in ("-h", "--help"):
-            o["help"] = True
-            i += 1
-            continue
-        if a in ("--allow-slow", "--hunt"):
-            o[a[2:].replace("-", "_")] = True
-            i += 1
-            continue
-        if i + 1 >= len(argv):
-            raise Error("option '%s' needs a value (see --help)" % a)
-        v = argv[i + 1]
-        if a in VALUED:
-            o[VALUED[a]] = v
-        elif a in ("-c", "--config"):
-            o["cfgs"].append(v)
-        elif a == "--set":
-            o["sets"].append(v)
-        elif a in ("--bs", "--iodepth", "--numjobs"):
-            o["sweeps"].append("%s=%s" % (a[2:], v))
-        elif a == "--sweep":
-            o["sweeps"].append(v)
-        elif a in ("--analyze", "--resume", "--inner"):
-            o[a[2:]] = v
-        elif a == "--scenario":
-            o["scenario"] = v
-            if v == "regress":
-                if i + 3 >= len(argv):
-                    raise Error("--scenario regress REV_A REV_B")
-                o["regress"] = (argv[i + 2], argv[i + 3])
-                i += 2
-            elif v == "kernels":
-                # Every word up to the next option: a kernel, PATH or NAME=PATH.
-                ks = []
-                while i + 2 + len(ks) < len(argv) and not argv[i + 2 + len(ks)].startswith("-"):
-                    ks.append(argv[i + 2 + len(ks)])
-                if len(ks) < 2:
-                    raise Error("--scenario kernels A B [C...]: two kernels or more "
-                                "(each PATH or NAME=PATH)")
-                o["kernels"] = ks
-                i += len(ks)
-        else:
-            raise Error("unknown option '%s' (see --help)" % a)
-        i += 2
-    return o
-
-
-SCENARIOS = {
+# Each preset's defaults: what the options leave open.
+PRESETS = {
     "plug": {"cfgs": ["vmm:backend=ram,batch=on,queues=1,name=batch=on",
                       "vmm:backend=ram,batch=off,queues=1,name=batch=off"],
              "jobs": "seed-virtio-blk", "d_sets": ["numjobs=32", "time_based=1"],
@@ -300,10 +117,9 @@ def apply_defaults(o):
     """The scenario's defaults for what the options left open, then the
     general ones.  Returns the fio overrides every job gets."""
     sc = o["scenario"]
-    if sc is not None and sc not in SCENARIOS:
-        raise Error("unknown scenario '%s' (plug, peers, scaling, regress, kernels, "
-                    "hw-check)" % sc)
-    d = SCENARIOS.get(sc, {})
+    if sc is not None and sc not in PRESETS:
+        raise Error("unknown scenario '%s' (%s, hw-check)" % (sc, ", ".join(PRESETS)))
+    d = PRESETS.get(sc, {})
     if not o["cfgs"]:
         o["cfgs"] = list(d.get("cfgs", ["qemu", "vmm"]))
     for k in ("jobs", "queues", "guests", "cpus", "runtime"):
@@ -712,36 +528,3 @@ def resume(d):
     where = read_meta(out).get("where", "host")
     say("resuming the plan in %s" % os.path.relpath(out, paths.REPO))
     return run_plan(out, where)
-
-
-def main(argv):
-    try:
-        o = parse_args(argv)
-        if o["help"]:
-            sys.stdout.write(USAGE)
-            return 0
-        if o["inner"]:
-            from . import vmbench_run
-            return vmbench_run.inner(os.path.abspath(o["inner"]))
-        if o["analyze"]:
-            return analyse(o["analyze"], o["baseline"])
-        if o["resume"]:
-            return resume(o["resume"])
-        if o["scenario"] == "hw-check":
-            from . import vmbench_hw
-            return vmbench_hw.hw_check(o)
-        if o["where"] is None:
-            o["where"] = os.environ.get("VMBENCH_WHERE") or "auto"
-        if o["hunt"]:
-            from . import vmbench_hunt
-            if o["budget"] is not None and not positive(o["budget"]):
-                raise Error("--budget %s: seconds, a positive number" % o["budget"])
-            return vmbench_hunt.hunt(o, argv, prepare, run_plan)
-        out, where = prepare(o, argv)
-        return run_plan(out, where)
-    except (Error, config.ConfigError) as e:
-        print("vmbench: error: %s" % e, file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        say("stopped")
-        return 130

@@ -9,10 +9,12 @@ import subprocess
 import sys
 
 from . import paths, plan
+from .config import ConfigError
 
 
-class Error(Exception):
-    """Bad use: one line on stderr, status 2, nothing created."""
+class Error(ConfigError):
+    """Bad use: one line on stderr, status 2, nothing created (a
+    ConfigError, the one error type of bench/vmbench's refusals)."""
 
 
 def say(msg):

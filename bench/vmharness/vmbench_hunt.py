@@ -34,8 +34,12 @@ import os
 import random
 import time
 
-from . import config, paths
+from . import config, paths, results, vmbench
 from .vmbench_base import Error, expand_list, positive, say
+
+NAME = "hunt"
+HELP = "the counter-example hunt (seed 003): where B loses to A, screened then confirmed"
+COMMAND = False  # bench/vmbench --hunt (sweep.py)
 
 # The job space sampled: fio options set on the template job.
 SPACE = (
@@ -329,3 +333,52 @@ def hunt(o, argv, prepare, run_plan, clock=time.time):
         f.write(md)
     print(md)
     return 0
+
+
+# ---- the scenario's entry points (scenario.py) ----------------------------------
+
+def add_arguments(p):
+    """Its options, on the sweep's parser."""
+    p.add_argument("--hunt", action="store_true",
+                   help="the counter-example hunt (seed 003) for the first two "
+                   "configurations: screen a seeded sample of settings (queues 1,2; vCPUs 1,2; "
+                   "disk file, ram; --queues, --cpus or backend= pin them) and of jobs in each "
+                   "(bs, iodepth, numjobs, rw) with 2 short repeats, then measure the %d where "
+                   "B looked worst again on fresh runs (--repeats, at least %d) and report "
+                   "those with their intervals (OUT/screen, OUT/confirm, OUT/hunt.md)"
+                   % (CANDIDATES, CONFIRM_REPEATS))
+    p.add_argument("--budget", metavar="S",
+                   help="the hunt's time, about (default 3600); hw-check's (default 480)")
+
+
+def check(args):
+    """The sweep's options with --hunt (args.o, sweep.options)."""
+    o = args.o
+    if o["budget"] is not None and not positive(o["budget"]):
+        raise Error("--budget %s: seconds, a positive number" % o["budget"])
+    machine_dims(o)
+
+
+def run(args):
+    return hunt(args.o, args.argv, vmbench.prepare, vmbench.run_plan)
+
+
+def is_result(out):
+    return results.exists(os.path.join(out, "hunt.md"))
+
+
+def analyse(out):
+    """hunt.md as the hunt wrote it, and its plans (each a sweep's
+    directory that `bench/vmbench analyse` redoes)."""
+    with results.open(os.path.join(out, "hunt.md")) as f:
+        text = f.read()
+    plans = sorted(os.path.join(stage, d) for stage in ("screen", "confirm")
+                   if results.isdir(os.path.join(out, stage))
+                   for d in results.listdir(os.path.join(out, stage)))
+    if plans:
+        text += "\nIts plans (bench/vmbench analyse %s/PLAN): %s\n" % (out, ", ".join(plans))
+    return text
+
+
+def sections(entries):
+    return []  # hunt.md and its JOURNAL entry say what it found

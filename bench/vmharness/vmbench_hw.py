@@ -25,8 +25,12 @@ import subprocess
 import sys
 import time
 
-from . import paths, testhost
+from . import paths, results, testhost
 from .vmbench_base import Error, git, machine_line, positive, self_path
+
+NAME = "hw-check"
+HELP = "peers and scaling on a machine with hardware KVM, in under 8 minutes"
+COMMAND = False  # bench/vmbench --scenario hw-check (sweep.py)
 
 
 def say(msg):
@@ -136,3 +140,36 @@ def hw_check(o):
     say("done in %ds: %s" % (time.time() - t_start, report))
     sys.stdout.write("\n".join(md) + "\n")
     return 0 if all(rc == 0 for rc, _ in res.values()) else 1
+
+
+# ---- the scenario's entry points (scenario.py) ----------------------------------
+
+def add_arguments(p):
+    """Its options, on the sweep's parser (--budget is the hunt's too)."""
+    p.add_argument("--allow-slow", action="store_true",
+                   help="hw-check: go on without a fast KVM (through the test host)")
+
+
+def check(args):
+    budget = args.o["budget"] or os.environ.get("HWCHECK_BUDGET") or "480"
+    if not positive(budget):
+        raise Error("--budget %s: seconds, a positive number" % budget)
+
+
+def run(args):
+    return hw_check(args.o)
+
+
+def is_result(out):
+    return results.exists(os.path.join(out, "hw-check.md"))
+
+
+def analyse(out):
+    """hw-check.md as it was written (OUT/peers and OUT/scaling are
+    sweeps' directories: `bench/vmbench analyse` redoes each)."""
+    with results.open(os.path.join(out, "hw-check.md")) as f:
+        return f.read()
+
+
+def sections(entries):
+    return []  # a check of a machine, not a standing figure

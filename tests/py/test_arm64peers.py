@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from vmharness import arm64peers, paths, stats
+from vmharness import arm64peers, arm64peers_analysis, paths, stats
 
 
 def fio_json(job, iops, lat_us, ios, direction="read", phases=None):
@@ -60,7 +60,7 @@ def test_plan_every_configuration_once_per_repeat_seeded():
 def test_plan_text_round_trip(tmp_path):
     p = arm64peers.make_plan(("vmm-ram", "kvmtool-file"), ("randread-4k",), 2, 7)
     (tmp_path / "plan.txt").write_text(arm64peers.plan_text(p, 7, 4, 1024))
-    plan, opts = arm64peers.read_plan(str(tmp_path))
+    plan, opts = arm64peers_analysis.read_plan(str(tmp_path))
     assert [(r, pos, c, js) for r, pos, c, js in plan] == p
     assert opts == {"runtime": 4, "disk_mb": 1024}
     assert arm64peers.is_result(str(tmp_path))
@@ -70,17 +70,17 @@ def test_irq_total_counts_the_data_disks_vectors_only():
     run = {"vdb": "virtio1",
            "irq_before": {"virtio1-req.0": 10, "virtio1-req.1": 5, "virtio10-req.0": 0, "virtio0-req.0": 1},
            "irq_after": {"virtio1-req.0": 110, "virtio1-req.1": 25, "virtio10-req.0": 999, "virtio0-req.0": 50}}
-    assert arm64peers.irq_total(run) == 120
+    assert arm64peers_analysis.irq_total(run) == 120
     intx = {"vdb": "virtio1", "irq_before": {"virtio1": 3}, "irq_after": {"virtio1": 13}}
-    assert arm64peers.irq_total(intx) == 10
-    assert arm64peers.irq_total({"vdb": "virtio1", "irq_before": {}, "irq_after": {}}) is None
+    assert arm64peers_analysis.irq_total(intx) == 10
+    assert arm64peers_analysis.irq_total({"vdb": "virtio1", "irq_before": {}, "irq_after": {}}) is None
 
 
 def test_run_figures_per_request(tmp_path):
     out = str(tmp_path)
     write_run(out, 1, 1, "vmm-ram", "randread-4k", 2000.0, irqs=2500, exits=30000, ios=10000)
-    run = arm64peers.load_runs(out)[0]
-    f = arm64peers.run_figures(out, run)
+    run = arm64peers_analysis.load_runs(out)[0]
+    f = arm64peers_analysis.run_figures(out, run)
     assert f["ios"] == 10000
     assert f["phases"][("randread-4k", "read")]["iops"] == 2000.0
     assert f["per_req"]["interrupts"] == pytest.approx(0.25)
@@ -89,7 +89,7 @@ def test_run_figures_per_request(tmp_path):
     assert f["per_req"]["wfi_exit_stat"] == 0
     assert f["per_req"]["other_exits"] == pytest.approx(2.0)  # 3 - 1 MMIO - 0 WFI
     bad = dict(run, rc=143)
-    assert "error" in arm64peers.run_figures(out, bad)
+    assert "error" in arm64peers_analysis.run_figures(out, bad)
 
 
 def test_seed_job_phases_are_rows(tmp_path):
@@ -101,7 +101,7 @@ def test_seed_job_phases_are_rows(tmp_path):
     run = {"repeat": 1, "config": "vmm-ram", "job": "seed-virtio-blk", "rc": 0, "fio_rc": 0,
            "fio": "fio/s.json", "vdb": "virtio1", "irq_before": {"virtio1-req.0": 0},
            "irq_after": {"virtio1-req.0": 1600}, "kvm_before": {"exits": 0}, "kvm_after": {"exits": 3200}}
-    f = arm64peers.run_figures(out, run)
+    f = arm64peers_analysis.run_figures(out, run)
     assert set(f["phases"]) == set(phases)
     assert f["ios"] == 16000
     assert f["per_req"]["interrupts"] == pytest.approx(0.1)
@@ -110,15 +110,15 @@ def test_seed_job_phases_are_rows(tmp_path):
 
 def test_load_runs_skips_a_torn_line(tmp_path):
     (tmp_path / "runs.jsonl").write_text('{"repeat": 1, "config": "a", "job": "j"}\n{"repeat": 2, "con')
-    assert len(arm64peers.load_runs(str(tmp_path))) == 1
+    assert len(arm64peers_analysis.load_runs(str(tmp_path))) == 1
 
 
 def test_verdict():
-    assert arm64peers.verdict({"ratio": 2.0, "lo": 1.6, "hi": 2.5, "p": 0.001}, 1.5).startswith("met (")
-    assert arm64peers.verdict({"ratio": 1.2, "lo": 1.1, "hi": 1.3, "p": 0.01}, 1.5).startswith("not met (")
-    assert "point estimate only" in arm64peers.verdict({"ratio": 1.6, "lo": 1.2, "hi": 2.0, "p": 0.01}, 1.5)
-    assert "point estimate only" in arm64peers.verdict({"ratio": 0.95, "lo": 0.8, "hi": 1.1, "p": 0.4}, 1.0)
-    assert arm64peers.verdict({"ratio": None, "lo": None, "hi": None, "p": None}, 1.5) == "no data"
+    assert arm64peers_analysis.verdict({"ratio": 2.0, "lo": 1.6, "hi": 2.5, "p": 0.001}, 1.5).startswith("met (")
+    assert arm64peers_analysis.verdict({"ratio": 1.2, "lo": 1.1, "hi": 1.3, "p": 0.01}, 1.5).startswith("not met (")
+    assert "point estimate only" in arm64peers_analysis.verdict({"ratio": 1.6, "lo": 1.2, "hi": 2.0, "p": 0.01}, 1.5)
+    assert "point estimate only" in arm64peers_analysis.verdict({"ratio": 0.95, "lo": 0.8, "hi": 1.1, "p": 0.4}, 1.0)
+    assert arm64peers_analysis.verdict({"ratio": None, "lo": None, "hi": None, "p": None}, 1.5) == "no data"
 
 
 def test_analysis_paired_ratios_targets_and_missing_runs(tmp_path):
@@ -214,11 +214,11 @@ def test_nullb_plan_names_the_device_and_pairs_like_for_like(tmp_path):
     text = arm64peers.plan_text(p, 7, 0, 1024)
     assert "\nnullb 512 10000\n" in text
     (tmp_path / "plan.txt").write_text(text)
-    plan, opts = arm64peers.read_plan(str(tmp_path))
+    plan, opts = arm64peers_analysis.read_plan(str(tmp_path))
     assert opts["nullb"] == {"bs": 512, "completion_ns": 10000} and len(plan) == 4
     no = arm64peers.make_plan(("vmm-file", "qemu-file"), ("randread-4k",), 2, 7)
     assert "nullb" not in arm64peers.plan_text(no, 7, 0, 1024)
-    comps = {(b, o): ll for b, o, ll, _ in arm64peers.COMPARISONS}
+    comps = {(b, o): ll for b, o, ll, _ in arm64peers_analysis.COMPARISONS}
     assert comps[("kvmtool-nullb", "vmm-nullb")] and comps[("qemu-nullb", "vmm-nullb")]
 
 
@@ -253,7 +253,7 @@ def test_host_nullb_is_the_physical_limit_without_per_request_figures(tmp_path):
             (tmp_path / "runs.jsonl").write_text("\n".join(lines) + "\n")
         else:
             write_run(out, rep, pos, cfg, "randread-4k", 4000 + rep)
-    text, summary = arm64peers.analyse_data(out, p, arm64peers.load_runs(out))
+    text, summary = arm64peers_analysis.analyse_data(out, p, arm64peers_analysis.load_runs(out))
     iops = [c for c in summary["comparisons"] if c["figure"] == "iops"]
     assert len(iops) == 1 and iops[0]["base"] == "host-nullb" and iops[0]["like_for_like"]
     assert iops[0]["target"] == 0.8 and iops[0]["n"] == 3
@@ -287,7 +287,7 @@ def test_peers_sh_qemu10_maps_an_iothread_to_each_queue():
     for t in threads:
         assert "-object iothread,id=%s " % t in vqmap
     assert '{ set -f; timeout -s TERM "$limit" $argv' in sh
-    comps = {(b, o): t for b, o, _, t in arm64peers.COMPARISONS}
+    comps = {(b, o): t for b, o, _, t in arm64peers_analysis.COMPARISONS}
     assert comps[("qemu10-nullb", "vmm-nullb")] == 1.3
 
 
@@ -307,7 +307,7 @@ def threads_run(ios):
 
 def test_cpu_split_guest_and_own_by_kind():
     ios = 100000
-    f = arm64peers.cpu_split(threads_run(ios), ios)
+    f = arm64peers_analysis.cpu_split(threads_run(ios), ios)
     assert f["guest_us"] == pytest.approx(2e6 / ios)
     assert f["vcpu_own_us"] == pytest.approx(0.6e6 / ios)
     assert f["iothread_us"] == pytest.approx(0.4e6 / ios)
@@ -316,8 +316,8 @@ def test_cpu_split_guest_and_own_by_kind():
     assert f["vmm_own_us"] == pytest.approx(1.15e6 / ios)
     assert f["requests_per_vmm_cpu_s"] == pytest.approx(ios / 1.15)
     # no readings (host-nullb, an old run): no figures, not zeros
-    assert arm64peers.cpu_split({}, ios) == {}
-    assert arm64peers.cpu_split({"threads_before": {}, "threads_after": {}}, ios) == {}
+    assert arm64peers_analysis.cpu_split({}, ios) == {}
+    assert arm64peers_analysis.cpu_split({"threads_before": {}, "threads_after": {}}, ios) == {}
 
 
 def test_analysis_shows_the_vmms_own_cpu_per_request(tmp_path):
@@ -340,7 +340,7 @@ def test_analysis_shows_the_vmms_own_cpu_per_request(tmp_path):
             r.update(t)
             lines[-1] = json.dumps(r)
             open(path, "w").write("\n".join(lines) + "\n")
-    md, summary = arm64peers.analyse_data(out, plan, arm64peers.load_runs(out))
+    md, summary = arm64peers_analysis.analyse_data(out, plan, arm64peers_analysis.load_runs(out))
     assert "### The VMM's CPU per request" in md
     row = [l for l in md.splitlines() if l.startswith("| randread-4k | vmm-nullb | 3 |")]
     assert row and "requests_per_vmm_cpu_s" not in row[0]
@@ -434,7 +434,7 @@ def test_peers_sh_emits_the_thread_readings_in_the_run_line(tmp_path):
     assert line["threads_before"] == {"700": [1000, 5, "CPU 0/KVM"], "701": [0, 0, "IO q0"]}
     assert line["threads_after"]["700"] == [3000001000, 105, "CPU 0/KVM"]
     assert line["kvm_after"] == {"exits": 110}
-    f = arm64peers.cpu_split(line, 100)
+    f = arm64peers_analysis.cpu_split(line, 100)
     assert f["guest_us"] == pytest.approx(1e9 / 1e3 / 100)  # 100 ticks: 1 s
     assert f["vcpu_own_us"] == pytest.approx(2e9 / 1e3 / 100)
 

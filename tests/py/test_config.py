@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from vmharness import cli
+from vmharness import cli, scenario
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -21,7 +21,7 @@ def stop_before_running(monkeypatch, tmp_path):
     before any guest or test host): raises GotPastTheChecks there."""
     def meta(args):
         raise GotPastTheChecks(args.config)
-    monkeypatch.setattr(cli, "write_meta", meta)
+    monkeypatch.setattr(scenario, "write_meta", meta)
     return ["-o", str(tmp_path / "out")]
 
 
@@ -65,13 +65,17 @@ def test_good_configurations_get_through(argv, stop_before_running):
 
 def test_every_kind_of_every_scenario_refuses_an_unknown_key_and_a_key_twice():
     from vmharness import config
-    for scenario, kinds in config.SCENARIOS.items():
+    for name, kinds in config.SCENARIOS.items():
         for kind, keys in kinds.items():
             with pytest.raises(config.ConfigError, match="unknown option 'nosuch'"):
-                config.parse(kind + ":nosuch=1", scenario)
+                config.parse(kind + ":nosuch=1", name)
+            if not keys:  # a name without options (lockup's guests, arm64-peers')
+                with pytest.raises(config.ConfigError, match="unknown option 'name'.*none"):
+                    config.parse(kind + ":name=x", name)
+                continue
             with pytest.raises(config.ConfigError, match="name= given twice"):
-                config.parse(kind + ":name=a,name=b", scenario)
-            assert config.parse(kind + ":name=x", scenario)["name"] == "x"
+                config.parse(kind + ":name=a,name=b", name)
+            assert config.parse(kind + ":name=x", name)["name"] == "x"
 
 
 def test_our_disk_keys_are_the_vmms_and_go_into_the_disk_spec():

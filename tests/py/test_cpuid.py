@@ -16,10 +16,10 @@ def console(leaf1_ecx, flags, log, msr_end=True):
 
 
 def test_sections_take_what_lies_between_the_markers():
-    got, ended = cpuid.sections(console("fffa3203", "fpu pmu", ["[    1.5] a"]))
+    got, ended = cpuid.dump_sections(console("fffa3203", "fpu pmu", ["[    1.5] a"]))
     assert sorted(got) == ["CPUID", "CPUINFO", "DMESG", "MSR"] and ended == list(cpuid.SECTIONS)
     assert len(got["CPUID"]) == 2 and got["DMESG"] == ["[    1.5] a"]
-    _, ended = cpuid.sections(console("x", "y", [], msr_end=False))
+    _, ended = cpuid.dump_sections(console("x", "y", [], msr_end=False))
     assert ended == ["CPUID", "CPUINFO", "DMESG"]
     assert cpuid.flags(got["CPUINFO"]) == {"fpu", "pmu"}  # the first CPU's
 
@@ -33,7 +33,7 @@ def test_the_numbers_of_a_log_line_do_not_make_it_differ():
 def test_analyse_names_each_difference(tmp_path):
     for name, ecx, flags, log in (("qemu", "fffa3203", "fpu pmu", ["[ 1.0] Perf: AMD PMU"]),
                                   ("vmm", "fef83203", "fpu", ["[ 2.0] no PMU"])):
-        got, _ = cpuid.sections(console(ecx, flags, log))
+        got, _ = cpuid.dump_sections(console(ecx, flags, log))
         with open(tmp_path / (name + ".txt"), "w") as f:
             for s in cpuid.SECTIONS:
                 for line in got[s]:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from vmharness import vmbench, vmbench_hunt as h
+from vmharness import cli, sweep, vmbench, vmbench_hunt as h
 
 
 def test_sample_is_seeded_distinct_and_inside_the_space():
@@ -101,11 +101,13 @@ def test_the_verdict_is_the_confirmations_not_the_screens():
 
 
 def test_hunt_option_and_its_budget():
-    o = vmbench.parse_args(["--scenario", "kernels", "a", "b", "--hunt", "--budget", "600"])
+    o = sweep.parse_args(["--scenario", "kernels", "a", "b", "--hunt", "--budget", "600"])
     assert o["hunt"] and o["budget"] == "600" and o["kernels"] == ["a", "b"]
-    o = vmbench.parse_args(["-c", "vmm", "-c", "vmm:batch=on"])
+    o = sweep.parse_args(["-c", "vmm", "-c", "vmm:batch=on"])
     assert not o["hunt"] and o["points"] is None
-    assert vmbench.main(["--scenario", "kernels", "a", "b", "--hunt", "--budget", "x"]) == 2
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--scenario", "kernels", "a", "b", "--hunt", "--budget", "x"])
+    assert e.value.code == 2
 
 
 class Synthetic:
@@ -216,7 +218,7 @@ def test_a_hunt_that_ran_out_of_budget_says_how_far_it_got(tmp_path):
 
 def test_the_disk_setting_reaches_our_vmms_configurations_only():
     # What the hunt gives check() as backend= (its plans' disk setting).
-    o = vmbench.parse_args(["-c", "vmm", "-c", "qemu", "-c", "vmm:batch=on", "--queues", "1"])
+    o = sweep.parse_args(["-c", "vmm", "-c", "qemu", "-c", "vmm:batch=on", "--queues", "1"])
     o.update(where="auto", backend="ram")
     cfgs = vmbench.check(o)[0]
     assert [(c["kind"], c["backend"]) for c in cfgs] == [("vmm", "ram"), ("qemu", "file"),

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from vmharness import config, kernels, report, vmbench, vmbench_run
+from vmharness import config, kernels, pages, report, sweep, vmbench, vmbench_run
 from vmharness.vmbench import Error
 
 
@@ -155,7 +155,7 @@ def test_kernel_and_modules_options():
 def test_scenario_kernels_makes_one_configuration_per_kernel(tmp_path):
     a = bzimage(tmp_path / "bzImage", "6.1.0-a")
     b = bzimage(tmp_path / "b", "6.1.0-b")
-    o = vmbench.parse_args(["--scenario", "kernels", a, "new=%s,modules=/m" % b, "-r", "5"])
+    o = sweep.parse_args(["--scenario", "kernels", a, "new=%s,modules=/m" % b, "-r", "5"])
     assert o["kernels"] == [a, "new=%s,modules=/m" % b] and o["repeats"] == "5"
     vmbench.apply_defaults(o)
     assert o["cfgs"] == ["vmm"] and o["jobs"] == "randread-4k,randwrite-4k,seq-read,seq-write"
@@ -169,7 +169,7 @@ def test_scenario_kernels_makes_one_configuration_per_kernel(tmp_path):
         with pytest.raises(Error, match=msg):
             vmbench.kernel_configs(o)
     with pytest.raises(Error, match="two kernels or more"):
-        vmbench.parse_args(["--scenario", "kernels", a, "-r", "5"])
+        sweep.parse_args(["--scenario", "kernels", a, "-r", "5"])
     with pytest.raises(Error, match="two kernels named 'bzImage'"):
         vmbench.kernel_specs([a, "x/bzImage"])
     with pytest.raises(Error, match=r"\[NAME=\]PATH\[,modules=DIR\]"):
@@ -177,7 +177,7 @@ def test_scenario_kernels_makes_one_configuration_per_kernel(tmp_path):
 
 
 def checked(argv):
-    o = vmbench.parse_args(argv)
+    o = sweep.parse_args(argv)
     o["where"] = "auto"
     return vmbench.check(o)
 
@@ -294,11 +294,11 @@ def test_a_plan_without_a_sweep_gets_a_ratio_plot(tmp_path):
 
 def test_seed004_changes_in_words():
     from vmharness import standing
-    assert standing._pct({"ratio": 1.08, "lo": 0.80, "hi": 1.45}) == "+8 % (-20 to +45 %)"
-    assert standing._pct({"ratio": 0.90, "lo": None, "hi": None}) == "-10 % (no interval)"
-    assert standing._pct({"ratio": None, "lo": None, "hi": None}) == "-"
+    assert pages.pct({"ratio": 1.08, "lo": 0.80, "hi": 1.45}) == "+8 % (-20 to +45 %)"
+    assert pages.pct({"ratio": 0.90, "lo": None, "hi": None}) == "-10 % (no interval)"
+    assert pages.pct({"ratio": None, "lo": None, "hi": None}) == "-"
     # The section reads the newest plan with the 2x2's four configurations.
-    lines = standing.seed004_section(standing.scan())
+    lines = sweep.seed004_section(standing.scan())
     if not lines:
         pytest.skip("no seed 004 2x2 data under bench/results")
     table = [l for l in lines if l.startswith("| seq-read")]

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from vmharness import cli, cmdlines, counters, nullblk, plan, profile
+from vmharness import cli, cmdlines, counters, nullblk, plan, profile, profile_tables
 
 ARGS = SimpleNamespace(kernel="vmlinux", queues=2, mem=512, cpus=2, disk_mb=64)
 DISK = {"path": "/dev/nullbvmh", "serial": "data", "direct": True}
@@ -89,7 +89,7 @@ def test_vmm_cpu_is_split_into_the_guests_time_and_its_own():
           "iothread": {"run_ns": 10**9, "guest_ns": 0, "wait_ns": 0, "vcsw": 0, "ivcsw": 0}}
     rec = {"fio": {"iops": 1000, "lat_mean_us": 1.0, "ios": 10**6},
            "counters": {"kvm": {}, "exit_reasons": {}, "threads": th}}
-    pr = profile.per_request(rec)
+    pr = profile_tables.per_request(rec)
     assert pr["cpu_us:guest"] == 2.0 and pr["cpu_us:vmm_own"] == 2.0
     assert pr["cpu_us:vcpu"] == 3.0 and pr["cpu_us:iothread"] == 1.0
     # a thread born during the phase counts from 0, guest time too
@@ -114,7 +114,7 @@ def test_the_host_configuration_runs_the_job_with_the_hosts_fio(tmp_path, monkey
     rec = profile.one_run(cfg, "tiny", disk, ARGS, str(tmp_path / "h.log"))
     assert rec["outcome"] == "clean" and rec["rc"] == 0
     assert rec["fio"]["ios"] == 256 and rec["fio"]["iops"] > 0
-    assert profile.per_request(rec)["iops"] == rec["fio"]["iops"]
+    assert profile_tables.per_request(rec)["iops"] == rec["fio"]["iops"]
     rec = profile.one_run(cfg, "tiny", {"path": str(img) + "/under-a-file"}, ARGS,
                           str(tmp_path / "h2.log"))
     assert rec["outcome"] == "no-result" and "fio" not in rec and rec["rc"] != 0

@@ -18,7 +18,8 @@ from test_arm64peers import write_run
 from test_citations import make_tree
 from test_report import make_run
 from test_standing import profile_dir, run
-from vmharness import arm64peers, cli, plan, report, results, standing, vmbench
+from vmharness import (arm64peers, arm64peers_analysis, arm64peers_page, cli, devbench, plan,
+                       profile_page, report, results, standing, sweep, vmbench)
 from vmharness.vmbench_base import add_meta
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -77,14 +78,14 @@ def read_all(root, dirs, capsys):
     entries = standing.scan(root)
     out["scan"] = [{k: e.get(k) for k in ("dir", "kind", "name", "date", "meta", "invocations")}
                    for e in entries]
-    out["x86"] = standing.x86_section(entries, False)
-    out["devbench"] = standing.devbench_section(entries)
+    out["x86"] = profile_page.x86_section(entries, False)
+    out["devbench"] = devbench.devbench_section(entries)
     out["load_runs"] = plan.load_runs(dirs["profile"])
     a = dirs["arm64"]
-    out["arm64_plan"] = arm64peers.read_plan(a)
-    out["arm64_runs"] = arm64peers.load_runs(a)
-    out["arm64_table"] = arm64peers.analyse_data(a, out["arm64_plan"][0], out["arm64_runs"])[0]
-    out["arm64_summary"] = standing.arm64_summary(
+    out["arm64_plan"] = arm64peers_analysis.read_plan(a)
+    out["arm64_runs"] = arm64peers_analysis.load_runs(a)
+    out["arm64_table"] = arm64peers_analysis.analyse_data(a, out["arm64_plan"][0], out["arm64_runs"])[0]
+    out["arm64_summary"] = arm64peers_page.arm64_summary(
         next(e for e in entries if e["kind"] == "arm64-peers"))
     capsys.readouterr()
     assert cli.main(["analyse", a]) == 0
@@ -92,7 +93,7 @@ def read_all(root, dirs, capsys):
     assert cli.main(["analyse", dirs["profile"]]) == 0
     out["profile_analyse"] = capsys.readouterr().out
     out["vmbench_load"] = report.load(dirs["vmbench"])
-    out["sweep_labels"] = [standing._sweep_labels(e) for e in entries if e["kind"] == "sweep"]
+    out["sweep_labels"] = [sweep.labels(e) for e in entries if e["kind"] == "sweep"]
     capsys.readouterr()
     assert vmbench.analyse(dirs["vmbench"]) == 0
     out["vmbench_analyse"] = capsys.readouterr().out

@@ -4,7 +4,7 @@ each question, and the words follow the intervals."""
 import json
 import os
 
-from vmharness import paths, standing
+from vmharness import devbench, pages, paths, profile_page, standing
 
 
 def test_committed_pages_match_the_data():
@@ -54,7 +54,7 @@ def test_newest_directory_answers_and_words_follow_the_interval(tmp_path):
                 [run("vmm", "randread-4k", k, 1500 + k, exits=500) for k in range(4)] +
                 [run("vmm", "randwrite-4k", k, 1000 * noisy[k]) for k in range(4)] +
                 [{"config": "vmm", "job": "randwrite-4k", "repeat": 3, "outcome": "died"}])
-    text = "\n".join(standing.x86_section(standing.scan(root), False))
+    text = "\n".join(profile_page.x86_section(standing.scan(root), False))
     rr = next(l for l in text.splitlines() if l.startswith("| randread-4k"))
     rw = next(l for l in text.splitlines() if l.startswith("| randwrite-4k"))
     assert "**1.50x" in rr and "significantly higher" in rr and "| new |" in rr
@@ -64,23 +64,23 @@ def test_newest_directory_answers_and_words_follow_the_interval(tmp_path):
     assert "ours 1 of 9, QEMU 0 of 8" in text
     assert "`%s/new`" % root in text and "`%s/old`" % root not in text
     # One queue is another question: these directories do not answer it.
-    assert standing.x86_section(standing.scan(root), True) == []
+    assert profile_page.x86_section(standing.scan(root), True) == []
     profile_dir(root, "q1", "2026-11-30 10:00:00 UTC",
                 [run(c, "randread-4k", k, 1000 * (0.5 if c == "vmm" else 1) + k)
                  for k in range(3) for c in ("qemu", "vmm")],
                 command="bench/vmbench profile --queues 1 -c qemu -c vmm")
-    q1 = "\n".join(standing.x86_section(standing.scan(root), True))
+    q1 = "\n".join(profile_page.x86_section(standing.scan(root), True))
     assert "significantly lower" in q1 and "`%s/q1`" % root in q1
 
 
 def test_words_of_a_ratio():
     r = {"ratio": 1.2, "lo": 1.01, "hi": 1.4}
-    assert standing.verdict(r) == "significantly higher"
-    assert standing.verdict(dict(r, lo=0.9)) == "not significant"
-    assert standing.verdict({"ratio": 0.5, "lo": 0.4, "hi": 0.99}, "more", "fewer") == \
+    assert pages.verdict(r) == "significantly higher"
+    assert pages.verdict(dict(r, lo=0.9)) == "not significant"
+    assert pages.verdict({"ratio": 0.5, "lo": 0.4, "hi": 0.99}, "more", "fewer") == \
         "significantly fewer"
-    assert standing.verdict({"ratio": 2.0, "lo": None, "hi": None}) == "no interval"
-    assert standing.fmt_ratio(r) == "1.20x (1.01-1.40)"
+    assert pages.verdict({"ratio": 2.0, "lo": None, "hi": None}) == "no interval"
+    assert pages.fmt_ratio(r) == "1.20x (1.01-1.40)"
 
 
 def test_devbench_ratios(tmp_path):
@@ -101,7 +101,7 @@ def test_devbench_ratios(tmp_path):
         "command": "build/bench/devbench --no-fio --limit --json on-1.json",
         "date": "2026-12-09T00:00:00Z", "machine": {"nproc": 2},
         "points": [{"name": "ram-x", "ok": True, "iops": 50.0}]}))
-    text = "\n".join(standing.devbench_section(standing.scan(str(tmp_path))))
+    text = "\n".join(devbench.devbench_section(standing.scan(str(tmp_path))))
     assert "| ram-x | 200 | fio-y | **1.99x (1.55-2.56)** significantly higher | 3 |" in text
     assert "| 3 |" in text and "2026-12-03 00:00 UTC" in text
 
@@ -127,15 +127,15 @@ def test_null_blk_rows_take_the_headline_and_leave_tmpfs_rows_apart(tmp_path):
                 command="bench/vmbench profile --backing nullb -c host -c qemu "
                 "-c qemu:release=10,name=q10 -c vmm -j randread-4k")
     entries = standing.scan(root)
-    text = "\n".join(standing.nullb_section(entries))
+    text = "\n".join(profile_page.nullb_section(entries))
     row = next(l for l in text.splitlines() if l.startswith("| randread-4k"))
     # ours 2000 IOPS: 0.50x the host's fio, 2x QEMU 10.0, 2.5x QEMU 7.2
     assert "**0.50x" in row and "**2.00x" in row and "**2.50x" in row
     # own CPU per request: (run - guest) / ios, ios = 5 x IOPS
     assert "| 1.0, 6.0, 10.0 |" in row
     assert "ours / QEMU 10.0 0.17x" in text and "| nullb |" in row
-    assert "tmpfs" not in "\n".join(standing.x86_section(entries, False)).split("| data |")[0]
-    assert "| nullb |" not in "\n".join(standing.x86_section(entries, False))
+    assert "tmpfs" not in "\n".join(profile_page.x86_section(entries, False)).split("| data |")[0]
+    assert "| nullb |" not in "\n".join(profile_page.x86_section(entries, False))
     heads = [(h["where"], h["peer"]) for h in standing.headline_rows(root)]
     assert heads == [("x86-64, null_blk", "the test host's fio"),
                      ("x86-64, null_blk", "QEMU 10.0"), ("x86-64, null_blk", "QEMU 7.2")]
@@ -167,7 +167,7 @@ def test_null_blk_takes_each_peer_from_the_newest_profile_that_paired_it(tmp_pat
                 "-j randread-4k")
     profile_dir(root, "new", "2026-12-03 10:00:00 UTC", runs((("qemu", 1000),)),
                 command="bench/vmbench profile --backing nullb -c qemu -c vmm -j randread-4k")
-    text = "\n".join(standing.nullb_section(standing.scan(root)))
+    text = "\n".join(profile_page.nullb_section(standing.scan(root)))
     rows = [l for l in text.splitlines() if l.startswith("| randread-4k")]
     assert len(rows) == 2, text
     new, old = rows

@@ -100,7 +100,7 @@ def test_meta_records_the_test_hosts_set_up(tmp_path, monkeypatch):
     import argparse
     import json
 
-    from vmharness import cli
+    from vmharness import scenario
 
     monkeypatch.setenv("TESTHOST_ACCEL", "tcg,thread=single")
     monkeypatch.setenv("TESTHOST_APPEND", "irqaffinity=1")
@@ -108,7 +108,7 @@ def test_meta_records_the_test_hosts_set_up(tmp_path, monkeypatch):
     (tmp_path / "qemu").write_text("#!/bin/sh\necho 'QEMU emulator version 10.0.2'\necho more\n")
     (tmp_path / "qemu").chmod(0o755)
     monkeypatch.delenv("TESTHOST_CPU", raising=False)
-    cli.write_meta(argparse.Namespace(out=str(tmp_path), argv=["deaths"], seed=7))
+    scenario.write_meta(argparse.Namespace(out=str(tmp_path), argv=["deaths"], seed=7))
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["testhost"] == {"TESTHOST_ACCEL": "tcg,thread=single",
                                 "TESTHOST_APPEND": "irqaffinity=1",

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from vmharness import cmdlines, config, fiojson, guestrun, markers, profile, stats
+from vmharness import (cmdlines, config, fiojson, guestrun, markers, profile, profile_tables, scenario,
+                       stats)
 
 
 def test_wilson_known_values():
@@ -32,19 +33,19 @@ def run(cfg, rep, iops, job="j"):
 def test_paired_ratio_on_the_log_scale():
     # ratios 2, 2, 2: no spread, the interval is the point
     runs = [run("a", r, 100) for r in range(3)] + [run("b", r, 200) for r in range(3)]
-    pr = profile.paired_ratio(runs, "j", "a", "b")
+    pr = profile_tables.paired_ratio(runs, "j", "a", "b")
     assert pr["n"] == 3 and pr["ratio"] == pytest.approx(2.0)
     assert pr["lo"] == pytest.approx(2.0) and pr["hi"] == pytest.approx(2.0)
     # ratios 1 and 4: geometric mean 2; log-scale t interval with 1 df
     runs = [run("a", 0, 100), run("b", 0, 100), run("a", 1, 100), run("b", 1, 400)]
-    pr = profile.paired_ratio(runs, "j", "a", "b")
+    pr = profile_tables.paired_ratio(runs, "j", "a", "b")
     m, sd = math.log(2), math.log(4) / math.sqrt(2)
     h = 12.7062047 * sd / math.sqrt(2)
     assert pr["ratio"] == pytest.approx(2.0)
     assert pr["lo"] == pytest.approx(math.exp(m - h)) and pr["lo"] > 0
     assert pr["hi"] == pytest.approx(math.exp(m + h))
     # a repeat with one side missing is not paired
-    assert profile.paired_ratio(runs[:3], "j", "a", "b") is None
+    assert profile_tables.paired_ratio(runs[:3], "j", "a", "b") is None
 
 
 def test_fio_json_between_markers():
@@ -100,10 +101,10 @@ def test_profile_gives_the_guests_interrupts_per_request():
     rec = {"fio": {"ios": 100, "iops": 20.0, "lat_mean_us": 1.0},
            "counters": {"kvm": {}, "exit_reasons": {}, "threads": {}},
            "guest_irqs": {"LOC": [30, 20], "virtio-req.0": [10, 0]}}
-    row = profile.per_request(rec)
+    row = profile_tables.per_request(rec)
     assert row["guest_irq:LOC"] == 0.5 and row["guest_irq:virtio-req.0"] == 0.1
     del rec["guest_irqs"]
-    assert not any(k.startswith("guest_irq:") for k in profile.per_request(rec))
+    assert not any(k.startswith("guest_irq:") for k in profile_tables.per_request(rec))
 
 
 def test_profile_table_counts_a_guest_interrupt_row_that_did_not_move_as_0():
@@ -112,7 +113,7 @@ def test_profile_table_counts_a_guest_interrupt_row_that_did_not_move_as_0():
                 "counters": {"kvm": {}, "exit_reasons": {}, "threads": {}}, "guest_irqs": irqs}
     runs = [run("vmm", {"virtio-req.0": [4, 0], "virtio-req.1": [0, 2]}),
             run("vmm", {"virtio-req.0": [6, 0]}), run("qemu", {"LOC": [1, 1]})]
-    rows = {l.split(" | ")[0]: l for l in profile.table(runs, ["qemu", "vmm"], "j").splitlines()}
+    rows = {l.split(" | ")[0]: l for l in profile_tables.table(runs, ["qemu", "vmm"], "j").splitlines()}
     assert rows["| guest_irq:virtio-req.1"] == "| guest_irq:virtio-req.1 | 0.000 | 0.100 |"
     assert rows["| guest_irq:virtio-req.0"] == "| guest_irq:virtio-req.0 | 0.000 | 0.500 |"
 
@@ -260,15 +261,15 @@ def test_profile_pin_is_the_vmms_option_not_the_disks():
 
 
 def test_deaths_counts_test_host_ends(tmp_path):
-    from vmharness import cli, deaths, plan, testhost
+    from vmharness import deaths, plan, testhost
     out = str(tmp_path)
     plan.record(out, {"config": "vmm", "job": "verify", "outcome": "clean"})
-    assert cli.boot_finished(out, 0)
+    assert scenario.boot_finished(out, 0)
     assert "Test host" not in deaths.analyse(out)
-    assert not cli.boot_finished(out, testhost.LOCKED_UP)
-    assert not cli.boot_finished(out, testhost.DIED)
-    assert not cli.boot_finished(out, testhost.TIMED_OUT)
-    assert not cli.boot_finished(out, 1)
+    assert not scenario.boot_finished(out, testhost.LOCKED_UP)
+    assert not scenario.boot_finished(out, testhost.DIED)
+    assert not scenario.boot_finished(out, testhost.TIMED_OUT)
+    assert not scenario.boot_finished(out, 1)
     text = deaths.analyse(out)
     assert "4 boot(s) ended before the plan did: 1 lock-up(s) (no sign of life, " \
         "stopped), 1 at the time limit, 2 death(s)" in text
@@ -285,19 +286,19 @@ def test_test_host_ends_recorded_before_their_kind_read_124_as_a_lock_up(tmp_pat
 
 
 def test_deaths_say_which_run_the_test_host_died_under(tmp_path):
-    from vmharness import cli, deaths, plan, testhost
+    from vmharness import deaths, plan, testhost
     out = str(tmp_path)
     plan.record(out, {"config": "vmm", "job": "verify", "outcome": "clean"})
     plan.set_in_flight(out, {"config": "qemu", "job": "seed-seqread", "round": 6})
-    assert not cli.boot_finished(out, 125)
+    assert not scenario.boot_finished(out, 125)
     # The next boot runs it again and more; a lock-up in a later run.
     plan.set_in_flight(out, {"config": "qemu", "job": "seed-seqread", "round": 6})
     plan.record(out, {"config": "qemu", "job": "seed-seqread", "outcome": "clean"})
     plan.set_in_flight(out, None)
     plan.set_in_flight(out, None)  # twice: nothing to remove, no error
-    assert not cli.boot_finished(out, testhost.LOCKED_UP)
+    assert not scenario.boot_finished(out, testhost.LOCKED_UP)
     plan.set_in_flight(out, {"config": "vmm", "job": "verify", "round": 7})
-    assert not cli.boot_finished(out, testhost.LOCKED_UP)
+    assert not scenario.boot_finished(out, testhost.LOCKED_UP)
     ends = plan.load_testhost_ends(out)
     assert [e.get("in_flight", {}).get("config") for e in ends] == ["qemu", None, "vmm"]
     assert "In flight when it ended: qemu seed-seqread (n006, death), "\
@@ -359,7 +360,7 @@ def test_a_scenarios_test_host_boot_has_no_limit_a_long_plan_reaches(tmp_path, m
         return 0, 1
     monkeypatch.setattr(testhost, "run_with_reboots", fake_reboots)
     monkeypatch.setattr(testhost, "kvm_is_fast", lambda: False)
-    monkeypatch.setattr(cli, "write_meta", lambda args: None)
+    monkeypatch.setattr(scenario, "write_meta", lambda args: None)
     assert cli.main(["deaths", "-n", "25", "--out", str(tmp_path), "--seed", "1"]) == 0
     assert seen["timeout_s"] >= 3 * 3600
 
