@@ -76,3 +76,13 @@ def test_runs_go_on_after_a_hung_guest_and_resume_where_they_stopped(
     assert (tmp_path / "vmm.args").read_text().split() == [
         "run", "-k", exitcost.IMAGES + "/EXITCOST.img", "-m", "32M"]
     assert "| C: cpuid" in (out / "exitcost.md").read_text()
+
+
+def test_the_first_runs_without_t_and_w_still_make_a_table():
+    """The first data (bench/results/2026-12-03/exitcost-s19) has five
+    kinds a round, before T and W were added: its table has those five."""
+    five = {k: 100.0 for k in "CILPM"}
+    text = exitcost.table([five, five], 2000.0)
+    assert "| C: " in text and "| M: " in text and "| T: " not in text and "W - T" not in text
+    full = dict(five, T=1000.0, W=1300.0)
+    assert "| W - T: a port read with 512 pages to touch again | 300 |" in exitcost.table([full], None)
