@@ -84,7 +84,10 @@ def test_eight_vcpus_eight_disks_verify_on_every_queue(tmp_path):
         argv = cmdlines.vmm_argv(guestlib.STOCK.path("vmlinux"), paths.INITRD,
                                  cmdlines.guest_cmdline(script=SCRIPT), 1024, CPUS,
                                  disks(tmp_path, dev), paths.VMM_BIN)
-        g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), timeout=600)
+        # 8 vCPUs on the test host's 2: the guest's stall warnings are no
+        # death (test_sizes_ctl.py's docstring); its verify decides.
+        g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), timeout=600,
+                                      stop_on_stall=False)
     finally:
         if dev:
             nullblk.remove("nullbsizes")

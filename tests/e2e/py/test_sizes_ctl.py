@@ -10,11 +10,13 @@ the control socket; then the guest sees the new size and reads it, and
 each queue's interrupts are counted on its own MSI-X vector in the
 guest's /proc/interrupts.
 
-16 vCPUs runs only when named (`bench/vmbench pytest -- -m only_named -k
-sizes_ctl`): in this project's test host (2 emulated CPUs on a 2-core
-machine) the guest's sixteen vCPUs starve each other and the guest
-reports soft lockups while it loads its modules, which the harness
-counts as the emulator's death (2026-12-07, five tries)."""
+The guest's RCU and soft-lockup warnings do not stop these guests: with
+up to 16 vCPUs on the test host's 2 emulated CPUs a vCPU waits seconds
+for a CPU, which the guest's watchdogs report while it goes on (taken
+for the test host's death, the first warning had every 16-vCPU try
+stopped and tried again).  A
+guest that really hangs meets the deadline; the verify and the control
+steps decide the outcome."""
 import re
 
 import guestlib
@@ -25,7 +27,7 @@ from vmharness import cmdlines, guestrun, nullblk, paths
 import pytest
 
 pytestmark = pytest.mark.long
-SIZES = [1, 4, 8, pytest.param(16, marks=pytest.mark.only_named)]
+SIZES = [1, 4, 8, 16]
 
 # fio verify on every disk at once but the one the host works on through
 # the control socket (serial CTL_SERIAL), CPUS jobs per disk, job i on
@@ -113,7 +115,9 @@ def test_sizes_verify_with_ctl_on_one_disk(tmp_path, cpus):
                                  cmdlines.guest_cmdline(script=SCRIPT), 1024 + 64 * cpus, cpus,
                                  disks(tmp_path, dev, cpus), paths.VMM_BIN,
                                  extra=["--api", sock])
+        # Stall warnings are no death here (the module's docstring).
         g = guestrun.run_with_retries(argv, str(tmp_path / "guest.log"), timeout=900,
+                                      stop_on_stall=False,
                                       on_line=on_line, stdin=guestrun.ANSWER,
                                       before_try=lambda: (done.clear(), errors.clear()))
     finally:
