@@ -230,8 +230,7 @@ small_source() {
 # goes at the end of the kernel's release string.
 build_kernel() {
 	local label=$1 config=$2 patches=$3 obj=$4 out=$5 lv=${6:-} deb ver series key src name
-	deb=$(deb_cached "$(kernel_pkg)")
-	[ -n "$deb" ] || die "no cached .deb of $(kernel_pkg)"
+	deb=$(fetch_deb "$(kernel_pkg)")
 	ver=$(dpkg-deb -f "$deb" Version)
 	series=$(printf '%s\n' "$ver" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p')
 	[ -n "$series" ] || die "cannot read the kernel series from version $ver"
@@ -320,11 +319,11 @@ install_kernel() {
 same_kernel_version() {
 	local pkg ours x86deb theirs
 	pkg=$(kernel_pkg)
-	ours=$(dpkg-deb -f "$(deb_cached "$pkg")" Version)
+	ours=$(dpkg-deb -f "$(fetch_deb "$pkg")" Version)
 	# No x86 guest built here: ls fails, which set -e must not take as
 	# the build's failure.
 	x86deb=$(DEBDIR=${GUEST_CACHE:+$GUEST_CACHE/debs-amd64} &&
-		DEBDIR=${DEBDIR:-$GBUILD_X86/cache/debs} &&
+		DEBDIR=${DEBDIR:-$GBUILD_X86/cache/debs} && GCACHE=$GBUILD_X86/cache &&
 		deb_cached "${pkg%-"$DEBARCH"}-amd64") ||
 		x86deb=
 	[ -n "$x86deb" ] || return 0

@@ -180,8 +180,11 @@ apt_download() {
 # deb_cached PKG: path of the cached .deb of PKG (any version), or nothing.
 # DEBDIR is the shared cache's debs-ARCH (the file names carry package
 # and version: that is their key), or build/.../cache/debs without one.
+# A checkout's own debs/ from before the shared cache still counts.  A
+# miss is no failure (status 0, nothing printed): under set -e it must
+# not end the build.
 deb_cached() {
-	ls "$DEBDIR/$1"_*.deb 2>/dev/null | head -n 1
+	{ ls "$DEBDIR/$1"_*.deb; ls "$GCACHE/debs/$1"_*.deb; } 2>/dev/null | head -n 1 || true
 }
 
 # fetch_deb PKG: print the path of the .deb of PKG (of the architecture

@@ -91,3 +91,24 @@ def test_the_default_is_outside_the_tree(tmp_path):
     r = subprocess.run(["bash", "-c", '. "%s/guest/lib.sh"; echo "$GUEST_CACHE"' % REPO],
                        env=env, capture_output=True, text=True)
     assert r.stdout.strip() == str(tmp_path / "xdg" / "vmm-guest")
+
+
+def test_a_cached_deb_is_found_in_either_cache_and_a_miss_is_no_failure(tmp_path):
+    """Under build.sh's set -e a miss must not end the build (it did, with
+    no word, in a checkout whose .debs were all in its own cache), and a
+    checkout's own debs/ from before the shared cache still counts."""
+    shared, gbuild = tmp_path / "shared", tmp_path / "gbuild"
+    (gbuild / "cache" / "debs").mkdir(parents=True)
+    (shared / "debs-amd64").mkdir(parents=True)
+    own = gbuild / "cache" / "debs" / "busybox-static_1.35_amd64.deb"
+    own.write_text("")
+    env = dict(os.environ, GUEST_CACHE=str(shared), GBUILD=str(gbuild))
+    script = ('set -e; . "%s/guest/lib.sh"; a=$(deb_cached nosuch); echo "miss=[$a]";'
+              ' b=$(deb_cached busybox-static); echo "own=$b"' % REPO)
+    r = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "miss=[]" in r.stdout and "own=%s" % own in r.stdout, r.stdout
+    new = shared / "debs-amd64" / "busybox-static_1.36_amd64.deb"
+    new.write_text("")
+    r = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+    assert "own=%s" % new in r.stdout, r.stdout  # the shared one first
