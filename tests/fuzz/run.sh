@@ -1,6 +1,6 @@
 #!/bin/sh
 # Build every libFuzzer target with clang and run each for SECONDS
-# (default 60), one after another.
+# (default 60), FUZZ_JOBS at a time (default: one per CPU).
 #
 #   tests/fuzz/run.sh [SECONDS] [NAME...]     NAME: fuzz_NAME.c's NAME
 #
@@ -97,11 +97,12 @@ minimise() {
 	echo "fuzz $1: corpus now $(find "$corpus" -type f | wc -l) inputs"
 }
 
-build_lib || { echo "fuzz: cannot build $lib"; exit 1; }
-fail=0
-for n in $names; do
+# One target: build it, run it, minimise its corpus (not in a smoke
+# test); status 1 on a failed build, a finding or a failed merge.
+one() {
+	n=$1
 	echo "fuzz $n: building"
-	build "$n" || { echo "fuzz $n: build FAILED"; fail=1; continue; }
+	build "$n" || { echo "fuzz $n: build FAILED"; return 1; }
 	work=$out/work/$n
 	[ -n "$smoke" ] && work=$out/smoke/$n && rm -rf "$work"
 	mkdir -p "$work" "tests/fuzz/corpus/$n"
@@ -113,12 +114,39 @@ for n in $names; do
 		grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' \
 			"$out/$n.log" | tail -2
 		if [ -z "$smoke" ]; then
-			minimise "$n" || fail=1
+			minimise "$n" || return 1
 		fi
 	else
 		echo "fuzz $n: FINDING, see $out/$n.log and $out/$n-crash-*"
 		tail -40 "$out/$n.log"
-		fail=1
+		return 1
+	fi
+}
+
+build_lib || { echo "fuzz: cannot build $lib"; exit 1; }
+# FUZZ_JOBS targets at a time (default: one per CPU): each fuzzer is one
+# process on one CPU, and each still runs its SECONDS; the targets'
+# outputs are printed whole, in order, as each batch ends.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+fail=0
+batch=
+flush() {
+	wait
+	for b in $batch; do
+		cat "$out/$b.out"
+		[ "$(cat "$out/$b.status")" = 0 ] || fail=1
+	done
+	batch=
+}
+running=0
+for n in $names; do
+	{ one "$n"; echo $? >"$out/$n.status"; } >"$out/$n.out" 2>&1 &
+	batch="$batch $n"
+	running=$((running + 1))
+	if [ "$running" -ge "$jobs" ]; then
+		flush
+		running=0
 	fi
 done
+flush
 exit $fail
