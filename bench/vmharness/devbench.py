@@ -25,10 +25,11 @@ def is_invocation(data):
         any(p.get("ratio_iops") for p in data.get("points", []))
 
 
-def invocations(d):
-    """The invocations beside the host's fio in directory D."""
-    out = []
-    for path in sorted(results.glob(os.path.join(d, "*.json"))):
+def invocations_under(pattern, recursive=False):
+    """The invocations beside the host's fio in the JSON files PATTERN
+    matches (results.glob), by directory: {dir: [invocation]}."""
+    out = {}
+    for path in sorted(results.glob(pattern, recursive=recursive)):
         if os.path.basename(path) in ("meta.json", "summary.json"):
             continue
         try:
@@ -37,8 +38,13 @@ def invocations(d):
         except (OSError, ValueError):
             continue
         if is_invocation(data):
-            out.append(data)
+            out.setdefault(os.path.dirname(path), []).append(data)
     return out
+
+
+def invocations(d):
+    """The invocations beside the host's fio in directory D."""
+    return [i for invs in invocations_under(os.path.join(d, "*.json")).values() for i in invs]
 
 
 def entry(d, invs, root):

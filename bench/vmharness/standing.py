@@ -49,17 +49,7 @@ def scan(root=ROOT):
             found.append({"dir": os.path.dirname(path), "kind": kind,
                           "name": os.path.relpath(os.path.dirname(path), root),
                           "date": pages.date_of(meta.get("date")), "meta": meta})
-    bench = {}
-    for path in sorted(results.glob(os.path.join(root, "**", "*.json"), recursive=True)):
-        if os.path.basename(path) in ("meta.json", "summary.json"):
-            continue
-        try:
-            with results.open(path) as f:
-                data = json.load(f)
-        except (OSError, ValueError):
-            continue
-        if devbench.is_invocation(data):
-            bench.setdefault(os.path.dirname(path), []).append(data)
+    bench = devbench.invocations_under(os.path.join(root, "**", "*.json"), recursive=True)
     for d, invocations in bench.items():
         found.append(devbench.entry(d, invocations, root))
     return sorted(found, key=lambda e: (e["date"], e["dir"]), reverse=True)
