@@ -35,6 +35,8 @@ CFLAGS="$SAN -g -O1 -I. -D_GNU_SOURCE -std=gnu11 -pthread ${FUZZ_CFLAGS:-}"
 LIBS="-luring -lseccomp -ljson-c -lfdt -lpthread -lm"
 out=${FUZZ_OUT:-build/fuzz}
 smoke=${FUZZ_SMOKE:-}
+# FUZZ_JOBS compilers, and targets, at a time (default: one per CPU).
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
 mkdir -p "$out/obj"
 
 max_len() {
@@ -59,7 +61,7 @@ build_lib() {
 	echo "fuzz: building $lib"
 	rm -f "$lib"
 	# shellcheck disable=SC2086
-	printf '%s\n' $srcs | xargs -P "${FUZZ_JOBS:-2}" -I{} sh -c '
+	printf '%s\n' $srcs | xargs -P "$jobs" -I{} sh -c '
 		o="$1/obj/$(echo "$2" | tr / _).o"
 		$3 $4 -fsanitize=fuzzer-no-link -c "$2" -o "$o"' \
 		sh "$out" {} "$CC" "$CFLAGS" || return 1
@@ -124,10 +126,9 @@ one() {
 }
 
 build_lib || { echo "fuzz: cannot build $lib"; exit 1; }
-# FUZZ_JOBS targets at a time (default: one per CPU): each fuzzer is one
-# process on one CPU, and each still runs its SECONDS; the targets'
-# outputs are printed whole, in order, as each batch ends.
-jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+# JOBS targets at a time: each fuzzer is one process on one CPU, and
+# each still runs its SECONDS; the targets' outputs are printed whole,
+# in order, as each batch ends.
 fail=0
 batch=
 flush() {
